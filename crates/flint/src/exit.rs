@@ -41,7 +41,8 @@ impl From<Status> for ExitCode {
 /// What `--help` says about exit codes.
 pub const HELP: &str = "Exit status (every command): 0 completed; 1 the run failed (not one \
     response succeeded, or something broke while it ran); 2 bad usage or input (nothing was \
-    started); 3 a --threshold was crossed; 130 interrupted (what was measured is still reported).";
+    started); 3 a --threshold was crossed; 130 interrupted (what was measured is still reported; \
+    flint serve, whose stop by SIGINT or SIGTERM is its normal end, exits 0).";
 
 /// An error that happened after the work started: exit 1, where an error before the start is
 /// bad usage or input (exit 2).

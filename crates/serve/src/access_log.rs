@@ -264,7 +264,7 @@ fn push_u64(b: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Copies `s`, writing control bytes, non-ASCII, `"` and `\` as `\xHH`.
-fn escape_into(b: &mut Vec<u8>, s: &[u8]) {
+pub(crate) fn escape_into(b: &mut Vec<u8>, s: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for &c in s {
         if (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\' {

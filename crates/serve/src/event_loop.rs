@@ -309,6 +309,10 @@ impl<'a, T: Transport> Loop<'a, T> {
             let Some(s) = self.worker.gateways.as_mut().and_then(|g| g.take_spawned()) else {
                 return;
             };
+            // Started as the server stops: killed at once, as the running ones were.
+            if let (Some(_), Ok(started)) = (self.draining, &s.result) {
+                crate::gateway::kill_group(started.child.id());
+            }
             let i = s.token;
             let left = match (
                 self.conns.get_mut(i).and_then(Option::as_mut),
@@ -455,7 +459,8 @@ impl<'a, T: Transport> Loop<'a, T> {
     }
 
     /// Shutdown: stop accepting (dropping the listener: new connects are refused once every
-    /// thread has), close connections between requests, let the others finish their output.
+    /// thread has), kill the running programs, close connections between requests, let the
+    /// others finish their output.
     fn begin_drain(&mut self) {
         self.listener = None;
         self.draining = Some(self.worker.now + self.worker.timeouts.send);
@@ -467,6 +472,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
+            // Its programs are killed now, not waited for to their wall time (their slots
+            // come back once they are reaped); the connection then ends their responses.
+            c.programs.kill_all();
             if c.phase == Phase::Linger {
                 self.close(i);
                 continue;

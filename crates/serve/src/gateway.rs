@@ -69,6 +69,7 @@ mod stray_tests;
 pub(crate) mod upstream;
 
 pub(crate) use cgi::Launch;
+pub(crate) use process_group::kill_group;
 pub(crate) use program::Program;
 pub(crate) use source::{Finished, Source, Starting};
 

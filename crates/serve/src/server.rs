@@ -86,6 +86,18 @@ pub enum ServeError {
         /// What canonicalising it said.
         source: io::Error,
     },
+    /// A CGI mount's directory lies inside the document root, or holds it: its programs
+    /// would be files of the root too, served as such.
+    #[error(
+        "CGI directory {path} lies inside the document root {root} (or holds it): its programs \
+         would be served as files; put them apart"
+    )]
+    CgiDirInRoot {
+        /// The mount's directory, as configured.
+        path: PathBuf,
+        /// The document root, as configured.
+        root: PathBuf,
+    },
     /// An event loop's own set-up or poll failed (epoll, its waker, a socket's registration).
     #[error("event loop")]
     Io(#[from] io::Error),
@@ -176,19 +188,27 @@ impl Server {
         let n = config.effective_threads().max(1);
         // Checked before anything is bound, so a wrong root is one clear error at start, not
         // one from every thread once the server is up.
-        crate::resolve::Root::new(&config.root, config.symlinks_outside_root).map_err(
+        let root = crate::resolve::Root::new(&config.root, config.symlinks_outside_root).map_err(
             |source| RespondError::Root {
                 path: config.root.clone(),
                 source,
             },
         )?;
         for mount in &config.cgi {
-            crate::resolve::Root::new(&mount.dir, config.symlinks_outside_root).map_err(
+            let dir = crate::resolve::Root::new(&mount.dir, config.symlinks_outside_root).map_err(
                 |source| ServeError::CgiDir {
                     path: mount.dir.clone(),
                     source,
                 },
             )?;
+            // A program the root holds would be served as a file (its source, its secrets)
+            // through the root's path to it: refused, whichever holds the other.
+            if dir.path().starts_with(root.path()) || root.path().starts_with(dir.path()) {
+                return Err(ServeError::CgiDirInRoot {
+                    path: mount.dir.clone(),
+                    root: config.root.clone(),
+                });
+            }
         }
         // Every htpasswd file is read and checked before anything is bound.
         let auth = crate::auth::Shared::load(&config)?;

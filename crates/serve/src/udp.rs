@@ -286,6 +286,7 @@ impl Quic {
     /// Shutdown: GOAWAY, and each connection closed once its responses are out.
     pub fn shut_down(&mut self, w: &mut Worker) {
         self.h3.shut_down();
+        self.h3.kill_programs();
         self.h3.process(w);
         self.flush(w);
     }

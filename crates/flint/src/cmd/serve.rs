@@ -83,7 +83,7 @@ pub struct ServeArgs {
     pub cgi_max_programs: Option<usize>,
     /// A CGI program's wall time: its process group is killed past it [default: 30s]
     /// (`cgi_timeout_ms`).
-    #[arg(long, value_name = "DUR", value_parser = duration)]
+    #[arg(long, value_name = "DUR", value_parser = wall_time)]
     pub cgi_timeout: Option<std::time::Duration>,
     /// Bytes a CGI program may write (head and body): past it it is killed and its response
     /// cut [default: 1G] (`cgi_max_output_bytes`).
@@ -121,6 +121,21 @@ pub struct ServeArgs {
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
     crate::duration::parse(text)
+}
+
+/// A program's wall time (`--cgi-timeout`), kept in whole milliseconds: `0`, `0s` or `1us`
+/// are refused here with the least it takes, not as a hint to write `0s` nor, once rounded
+/// down, as `cgi_timeout_ms = 0`.
+fn wall_time(text: &str) -> Result<std::time::Duration, String> {
+    let too_short = || format!("`{text}`: a program's wall time is at least 1ms (e.g. 30s)");
+    if text.trim().parse::<f64>() == Ok(0.0) {
+        return Err(too_short());
+    }
+    let d = duration(text)?;
+    if d < std::time::Duration::from_millis(1) {
+        return Err(too_short());
+    }
+    Ok(d)
 }
 
 /// Exit status as for every command: a config, root or address that cannot be used is bad
@@ -342,4 +357,22 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
             None => zone,
         }));
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wall_time;
+    use std::time::Duration;
+
+    #[test]
+    fn a_wall_time_under_a_millisecond_is_refused_with_the_least_it_takes() {
+        for text in ["0", "0s", "1us", "999us"] {
+            let e = wall_time(text).unwrap_err();
+            assert!(e.contains("at least 1ms"), "{text}: {e}");
+            assert!(!e.contains("write e.g."), "{text}: {e}");
+        }
+        assert_eq!(wall_time("1ms"), Ok(Duration::from_millis(1)));
+        assert_eq!(wall_time("20s"), Ok(Duration::from_secs(20)));
+        assert!(wall_time("5").unwrap_err().contains("`5s`"));
+    }
 }

@@ -12,8 +12,8 @@ pub struct CgiMount {
     /// The URL prefix, normalised: starts with `/`, no trailing slash (`/cgi-bin`).
     pub prefix: String,
     /// The directory the programs are in, outside the document root: checked at start (one
-    /// that cannot be opened as a directory is `ServeError::CgiDir`); a target naming no executable under it
-    /// gets 404.
+    /// that cannot be opened as a directory is `ServeError::CgiDir`, one inside the root or
+    /// holding it `ServeError::CgiDirInRoot`); a target naming no executable under it gets 404.
     pub dir: PathBuf,
 }
 

@@ -288,7 +288,7 @@ impl Root {
         if !path.is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::NotADirectory,
-                "document root is not a directory",
+                "not a directory",
             ));
         }
         let mut prefix = path.as_os_str().as_bytes().to_vec();

@@ -199,7 +199,10 @@ pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadE
             continue;
         }
         if name.eq_ignore_ascii_case(b"location") {
-            if local_redirects && value.first() == Some(&b'/') && !value.starts_with(b"//") {
+            // Any value that starts with "/" is RFC 3875's local-pathquery (an abs-path may
+            // start with an empty segment), as Apache takes it: "//host/x" too is answered
+            // here (as "/host/x"), never sent to the client as a redirect to another host.
+            if local_redirects && value.first() == Some(&b'/') {
                 out.location = Some(Location::Local(value.to_vec()));
                 continue; // served here: never sent as a field
             }
@@ -375,6 +378,13 @@ mod tests {
         let local = head(b"Location: /a.txt\n\n").unwrap();
         assert_eq!(local.location, Some(Location::Local(b"/a.txt".to_vec())));
         assert!(local.fields.is_empty());
+        // A network-path reference is no client redirect: it stays on this server.
+        let two = head(b"Location: //evil.example/x\n\n").unwrap();
+        assert_eq!(
+            two.location,
+            Some(Location::Local(b"//evil.example/x".to_vec()))
+        );
+        assert!(two.fields.is_empty());
         let away = head(b"Location: http://example.com/\n\n").unwrap();
         assert_eq!((away.status, away.location), (302, Some(Location::Client)));
         assert_eq!(

@@ -207,8 +207,7 @@ pub(crate) fn log_stderr(name: &str, bytes: &[u8], line: &mut Vec<u8>, count: &m
 pub(crate) fn log_line(name: &str, line: &mut Vec<u8>, count: &mut u32) {
     *count += 1;
     if *count <= MAX_STDERR_LINES {
-        let text = String::from_utf8_lossy(line);
-        let _ = writeln!(io::stderr(), "flint serve: {name}: {}", text.trim_end());
+        let _ = io::stderr().write_all(&error_log_line(name, line));
     } else if *count == MAX_STDERR_LINES + 1 {
         let _ = writeln!(
             io::stderr(),
@@ -216,4 +215,37 @@ pub(crate) fn log_line(name: &str, line: &mut Vec<u8>, count: &mut u32) {
         );
     }
     line.clear();
+}
+
+/// One stderr line as the error log takes it: `flint serve: NAME: LINE` and a newline, its
+/// trailing blanks off and its bytes escaped as the access log escapes (control bytes, CR, NUL,
+/// non-ASCII as `\xHH`), so that a program can neither forge a line of the server's, nor
+/// write escape sequences to the terminal that shows the log.
+fn error_log_line(name: &str, line: &[u8]) -> Vec<u8> {
+    let end = line
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    let mut out = b"flint serve: ".to_vec();
+    crate::access_log::escape_into(&mut out, name.as_bytes());
+    out.extend_from_slice(b": ");
+    crate::access_log::escape_into(&mut out, &line[..end]);
+    out.push(b'\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_log_line;
+
+    #[test]
+    fn a_stderr_line_is_escaped_so_it_can_forge_no_log_line() {
+        let line = b"A\x1b[31mRED\rFAKE: flint serve: admin logged in\x00nul \xc3\xa9\r";
+        let text = error_log_line("/srv/cgi/x", line);
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "flint serve: /srv/cgi/x: A\\x1B[31mRED\\x0DFAKE: flint serve: admin logged in\\x00nul \\xC3\\xA9\n"
+        );
+        assert_eq!(error_log_line("p", b"plain  "), b"flint serve: p: plain\n");
+    }
 }

@@ -11,6 +11,7 @@ use wire::{Method, Request, Version};
 
 use super::Worker;
 use crate::gateway::head::{CgiHead, HeadReader};
+use crate::gateway::Route;
 use crate::respond::{Output, Reply};
 
 /// Program output is read only while the connection has less than this queued: a client that
@@ -93,6 +94,40 @@ pub(crate) fn local_request(
         chunked: false,
         expect_continue: false,
         head_len: 0,
+    }
+}
+
+/// Answers a program's local redirect to `path` into `out`, routed as a request for it would be
+/// (RFC 3875 6.2.2: "as if the client had asked for that path"), but never running anything:
+/// - under a protected prefix, a 302 to the path: the request the server would make carries no
+///   credentials to check, so the client asks with its own;
+/// - a path a gateway claims (a program, a FastCGI script, a proxy mount) is not followed (a
+///   program's bytes are never served as a file, and a redirect never starts another program,
+///   so redirects never chain): 502, with one line in the error log; a path a gateway refuses
+///   gets that refusal (404, 403);
+/// - any other path is answered from the files.
+pub(crate) fn answer_redirect(
+    path: &[u8],
+    is_head: bool,
+    version: Version,
+    keep_alive: bool,
+    w: &mut Worker,
+    out: Output<'_>,
+) -> Reply {
+    let req = local_request(path, is_head, version, keep_alive);
+    if w.auth.as_mut().is_some_and(|g| g.protects(path)) {
+        return w.responder.found(&req, path, &w.date, out);
+    }
+    match w.gateways.as_mut().and_then(|g| g.route(path, w.now)) {
+        None => w.responder.respond(&req, &w.date, w.now, out),
+        Some(Route::Refused(status)) => w.responder.error_to(&req, status, &w.date, out),
+        Some(_) => {
+            let mut line = b"flint serve: a program's local redirect to ".to_vec();
+            crate::access_log::escape_into(&mut line, path);
+            line.extend_from_slice(b" names a gateway's target: not followed (502)\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), &line);
+            w.responder.error_to(&req, 502, &w.date, out)
+        }
     }
 }
 
@@ -242,21 +277,15 @@ impl Exchange {
 
 /// A program's part in its response once its head is checked, the same for HTTP/2 and HTTP/3.
 impl Exchange {
-    /// Answers a local redirect (`Location: /path` alone) from the files into `out`; the
-    /// program's output is dropped from now on. Under a protected prefix: a redirect for the
-    /// client to follow with its credentials (as over HTTP/1.1, `h1/gateway.rs`).
+    /// Answers a local redirect (`Location: /path` alone) into `out` ([`answer_redirect`], as
+    /// over HTTP/1.1); the program's output is dropped from now on.
     pub(in crate::protocol) fn answer_local(
         &mut self,
         path: &[u8],
         w: &mut Worker,
         out: Output<'_>,
     ) -> Reply {
-        let req = local_request(path, self.is_head, Version::Http11, true);
-        let reply = if w.auth.as_mut().is_some_and(|g| g.protects(path)) {
-            w.responder.found(&req, path, &w.date, out)
-        } else {
-            w.responder.respond(&req, &w.date, w.now, out)
-        };
+        let reply = answer_redirect(path, self.is_head, Version::Http11, true, w, out);
         self.rec.status = reply.status;
         self.rec.body_bytes = reply.body_bytes;
         self.state = State::Discard;

@@ -68,6 +68,17 @@ impl<Id: Copy> Programs<Id> {
         self.list.is_empty()
     }
 
+    /// Shutdown: every running program's process group gets SIGKILL. Each then ends as a
+    /// program killed does (its pidfd and pipes say so): its response cut, or a 502 if nothing
+    /// of it was sent. FastCGI and proxied requests are left to finish within the grace.
+    pub fn kill_all(&mut self) {
+        for (_, source) in &mut self.list {
+            if let Source::Program(p) = source {
+                p.kill();
+            }
+        }
+    }
+
     /// Starts the programs the side asked for (`launches`, emptied); a start that fails
     /// answers 500 (503 when the system is short of processes or memory).
     pub fn start_all<S: Side<Id = Id>>(

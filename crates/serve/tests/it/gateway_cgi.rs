@@ -565,6 +565,54 @@ fn a_mount_without_its_directory_is_refused_at_start() {
 }
 
 #[test]
+fn a_mount_on_a_file_says_its_directory_is_not_one() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("a.txt");
+    std::fs::write(&file, b"x").unwrap();
+    let config = Config {
+        root: root.path().to_path_buf(),
+        listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        cgi: vec![format!("/cgi-bin/={}", file.display()).parse().unwrap()],
+        ..Config::default()
+    };
+    let e = serve::Server::bind(config).err().expect("refused");
+    let text = format!("{e}: {}", std::error::Error::source(&e).unwrap());
+    assert!(text.starts_with("CGI directory "), "{text}");
+    assert!(text.ends_with(": not a directory"), "{text}");
+    assert!(!text.contains("document root"), "{text}");
+}
+
+#[test]
+fn a_mount_inside_the_root_or_holding_it_is_refused_at_start() {
+    let top = tempfile::tempdir().unwrap();
+    let root = top.path().join("www");
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    write_script(&root.join("scripts/env.sh"), "# SECRET\n");
+    let with_mount = |dir: &std::path::Path| Config {
+        root: root.clone(),
+        listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        cgi: vec![format!("/run/={}", dir.display()).parse().unwrap()],
+        ..Config::default()
+    };
+    // Inside it (by another spelling of the path too), the root itself, a directory above it.
+    let inside = root.join("scripts/../scripts");
+    for dir in [inside.as_path(), root.as_path(), top.path()] {
+        match serve::Server::bind(with_mount(dir)) {
+            Err(e @ serve::ServeError::CgiDirInRoot { .. }) => {
+                let text = e.to_string();
+                assert!(text.contains("inside the document root"), "{text}");
+            }
+            Err(e) => panic!("{}: another error: {e}", dir.display()),
+            Ok(_) => panic!("{}: bound with programs among the files", dir.display()),
+        }
+    }
+    // Beside it: served.
+    let beside = top.path().join("cgi");
+    std::fs::create_dir(&beside).unwrap();
+    assert!(serve::Server::bind(with_mount(&beside)).is_ok());
+}
+
+#[test]
 fn a_client_that_goes_away_takes_its_program_with_it() {
     let scripts = Scripts::new();
     let pid_file = scripts.path().join("pid");

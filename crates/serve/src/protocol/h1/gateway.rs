@@ -15,7 +15,7 @@ use std::io::Write;
 use wire::{Method, Request, Version};
 
 use super::super::body::Drain;
-use super::super::gateway::{local_request, End, Record, OUTPUT_WINDOW};
+use super::super::gateway::{answer_redirect, End, Record, OUTPUT_WINDOW};
 use super::super::{Proto, Session, Worker};
 use crate::gateway::head::{CgiHead, HeadError, HeadReader, Location};
 use crate::gateway::Launch;
@@ -396,16 +396,9 @@ fn push_body(x: &mut Exchange, mut data: &[u8], out: &mut Vec<u8>) {
 }
 
 /// `Location: /path` alone: the server answers as if the client had asked for the path (GET,
-/// or HEAD for a HEAD), from the files; the program's body is dropped.
+/// or HEAD for a HEAD: `answer_redirect`); the program's body is dropped.
 fn local_redirect(x: &mut Exchange, path: &[u8], w: &mut Worker, out: &mut Vec<u8>) -> Body {
-    let req = local_request(path, x.is_head, x.version, !x.close);
-    // Under a protected prefix the server does not follow it (the request it would make has
-    // no credentials to check): the client is sent there, and authenticates itself.
-    let reply = if w.auth.as_mut().is_some_and(|g| g.protects(path)) {
-        w.responder.found(&req, path, &w.date, out)
-    } else {
-        w.responder.respond(&req, &w.date, w.now, out)
-    };
+    let reply = answer_redirect(path, x.is_head, x.version, !x.close, w, out.into());
     x.rec.status = reply.status;
     x.rec.body_bytes = reply.body_bytes;
     x.close |= reply.close;

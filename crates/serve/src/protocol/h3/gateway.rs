@@ -138,6 +138,11 @@ impl H3 {
         !self.programs.is_empty()
     }
 
+    /// Shutdown: the running programs killed (`Programs::kill_all`).
+    pub fn kill_programs(&mut self) {
+        self.programs.kill_all();
+    }
+
     /// What the spawner made of a program an HTTP/3 request asked for (given back if none
     /// waits for it any more).
     pub fn program_spawned(
