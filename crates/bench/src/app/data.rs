@@ -322,8 +322,6 @@ mod tests {
                 text.push_str("\r\n");
             }
         }
-        let good = read(text.as_bytes(), Pick::Cycle).unwrap();
-        assert_eq!((good.len(), good.field(rows - 1, 1)), (rows, "user199999"));
         text.push_str("200000\r\n");
         // The column names, the rows, one blank line every thousand rows, then the bad row.
         let line = 1 + rows + rows / 1000 + 1;
