@@ -66,7 +66,9 @@ pub struct PageStats {
 ///
 /// Requests and errors are counted in the second they completed (or failed), bytes in the second
 /// they were read: summed over the seconds they equal `Stats::requests`, `errors.total()` and
-/// `bytes_total` exactly. The latency is a 2-significant-figure histogram (about 27 KB), so
+/// `bytes_total` exactly, but for one kind of error: a `unique` data set run out during the
+/// warm-up is in `errors` (`data_exhausted`; its Webchild stops for the run) and in no second,
+/// since it came before the window (which may then never see a response). The latency is a 2-significant-figure histogram (about 27 KB), so
 /// seconds merge across threads bucket by bucket like everything else.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecondStats {

@@ -164,7 +164,7 @@ fn data_sets(
             .map_err(|e| err(at, format!("[data.{name}]: file {:?}: {e}", spec.file)))?;
         let shown = path.display().to_string();
         let mut set =
-            DataSet::read(name, &shown, &input[..], spec.pick).map_err(WorkloadError::Invalid)?;
+            DataSet::read(name, &shown, &input, spec.pick).map_err(WorkloadError::Invalid)?;
         set.file = spec.file.clone();
         sets.push(set);
     }

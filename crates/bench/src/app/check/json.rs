@@ -43,17 +43,23 @@ pub(super) fn json_equal(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     }
 }
 
-/// Integers exactly (every `i64` and `u64`), else by their `f64` values.
+/// Integers exactly (every `i64` and `u64`); an integer and a float only if the float is whole
+/// and is that integer exactly (not as `f64`s: 9007199254740993 would equal
+/// 9007199254740992.0); two floats by value.
 fn number_equal(x: &serde_json::Number, y: &serde_json::Number) -> bool {
-    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
-        return a == b;
-    }
-    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
-        return a == b;
-    }
-    match (x.as_f64(), y.as_f64()) {
+    let integer = |n: &serde_json::Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    // Past ±2^127 `as` saturates, to no value an i64 or u64 has; NaN and infinities have no
+    // whole part (JSON has neither).
+    let whole_is = |f: f64, i: i128| f.fract() == 0.0 && f as i128 == i;
+    match (integer(x), integer(y)) {
         (Some(a), Some(b)) => a == b,
-        _ => false,
+        (Some(i), None) => y.as_f64().is_some_and(|f| whole_is(f, i)),
+        (None, Some(i)) => x.as_f64().is_some_and(|f| whole_is(f, i)),
+        (None, None) => x.as_f64().zip(y.as_f64()).is_some_and(|(a, b)| a == b),
     }
 }
 

@@ -245,6 +245,38 @@ fn json_numbers_are_compared_by_value() {
         check(&big, 200, &[], br#"{"n":9007199254740992}"#),
         Err(CheckKind::Json)
     );
+    // 9007199254740992.0 is 2^53 exactly, not 2^53 + 1 (which an f64 cannot hold).
+    for body in [
+        &br#"{"n":9007199254740992.0}"#[..],
+        br#"{"n":9.007199254740992e15}"#,
+    ] {
+        let got = check(&big, 200, &[], body);
+        assert_eq!(
+            got,
+            Err(CheckKind::Json),
+            "{}",
+            String::from_utf8_lossy(body)
+        );
+    }
+    let float = expect(r#"json_equals = { "/n" = 9007199254740992.0 }"#).unwrap();
+    assert_eq!(
+        check(&float, 200, &[], br#"{"n":9007199254740992}"#),
+        Ok(())
+    );
+    assert_eq!(
+        check(&float, 200, &[], br#"{"n":9007199254740993}"#),
+        Err(CheckKind::Json)
+    );
+    let negative = expect(r#"json_equals = { "/n" = -3 }"#).unwrap();
+    assert_eq!(check(&negative, 200, &[], br#"{"n":-3.0}"#), Ok(()));
+    assert_eq!(
+        check(&negative, 200, &[], br#"{"n":-3.5}"#),
+        Err(CheckKind::Json)
+    );
+    assert_eq!(
+        check(&negative, 200, &[], br#"{"n":18446744073709551613}"#),
+        Err(CheckKind::Json)
+    );
 }
 
 /// A regular expression is compiled once: a hole is refused in one line (its name checked
