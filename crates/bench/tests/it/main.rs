@@ -68,6 +68,7 @@ mod engine_h3_app;
 mod engine_h3_early;
 mod engine_h3_lanes;
 mod engine_h3_lanes_room;
+mod engine_h3_not_h3;
 mod engine_h3_redirects;
 mod engine_h3_resume;
 mod engine_h3_upload;

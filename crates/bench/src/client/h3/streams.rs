@@ -454,6 +454,19 @@ impl H3 {
                     }
                 }
                 ClientEvent::Finished { stream } => {
+                    if self.flight.by_key(stream).is_some_and(|s| s.ex.status == 0) {
+                        // The stream ended with no response head: the server broke HTTP/3
+                        // (a QUIC server with ALPN h3 and no HTTP/3 behind it ends every
+                        // stream so). This side closes the connection over it (h3_protocol),
+                        // failing what is in flight; the next page has a new connection.
+                        // Failed alone, each stream would be a new one failed at once.
+                        if let Some(client) = &mut self.client {
+                            let why = b"a response stream ended without a head";
+                            client.close(H3_GENERAL_PROTOCOL_ERROR, why);
+                        }
+                        self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
+                        return false;
+                    }
                     if let Some(s) = self.take(stream) {
                         self.answered(ch, cx, s, now);
                     }
@@ -560,6 +573,9 @@ impl H3 {
         Some(s)
     }
 }
+
+/// HTTP/3's code for a connection error no more specific code fits (RFC 9114 8.1).
+const H3_GENERAL_PROTOCOL_ERROR: u64 = 0x101;
 
 /// Opens a stream with the `count` fields of `fields`, laid out on the stack (a request with
 /// more is sent from the heap); `end`: the request has no body.
