@@ -7,6 +7,7 @@
 use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
 use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,7 +80,7 @@ fn serve(sock: UdpSocket, mut config: quiche::Config, closes: Closes, stop: Arc<
     let (mut buf, mut out) = (vec![0u8; 65536], vec![0u8; 1500]);
     while !stop.load(Ordering::SeqCst) {
         if let Ok((len, from)) = sock.recv_from(&mut buf) {
-            if !conns.contains_key(&from) {
+            if let Entry::Vacant(slot) = conns.entry(from) {
                 let index = {
                     let mut c = closes.lock().unwrap();
                     c.push(None);
@@ -88,7 +89,7 @@ fn serve(sock: UdpSocket, mut config: quiche::Config, closes: Closes, stop: Arc<
                 let id = [index as u8 + 1; 16];
                 let scid = quiche::ConnectionId::from_ref(&id);
                 if let Ok(conn) = quiche::accept(&scid, None, local, from, &mut config) {
-                    conns.insert(from, (index, conn));
+                    slot.insert((index, conn));
                 }
             }
             if let Some((_, conn)) = conns.get_mut(&from) {
