@@ -7,7 +7,7 @@ use crate::error::{Closed, Error};
 use crate::fields::{Field, Fields};
 use crate::{cid, Datagram, Stats};
 use quiche::h3;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
 /// What happened on a client connection, one event at a time from [`Client::poll`].
@@ -89,7 +89,8 @@ pub struct Client {
 
 impl Client {
     /// A connection from `local` to `peer`, whose certificate must name `server_name` (sent
-    /// as SNI too). Nothing is sent until the first [`Client::send`].
+    /// as SNI too), or an IP address (as `127.0.0.1` or `::1`, no brackets: checked against
+    /// the certificate's addresses, no SNI sent). Nothing is sent until the first [`Client::send`].
     pub fn connect(
         config: &mut ClientConfig,
         server_name: &str,
@@ -111,7 +112,24 @@ impl Client {
     ) -> Result<Client, Error> {
         let id = cid::random();
         let scid = quiche::ConnectionId::from_ref(&id);
-        let mut quic = quiche::connect(Some(server_name), &scid, local, peer, &mut config.quic)?;
+        let mut quic = match server_name.parse::<IpAddr>() {
+            // An address is no host name: RFC 6066 3 sends no SNI for it, and the certificate
+            // must name it as an address (an iPAddress entry), which BoringSSL checks only when
+            // told the name is one; given as a host name it is matched against the DNS names
+            // and refused (bad_certificate) even by a certificate that names the address.
+            Ok(ip) => {
+                let mut quic = quiche::connect(None, &scid, local, peer, &mut config.quic)?;
+                AsMut::<boring::ssl::SslRef>::as_mut(&mut quic)
+                    .param_mut()
+                    .set_ip(ip)
+                    .map_err(|e| Error::Config {
+                        what: format!("the certificate's address {ip}: {e}"),
+                        source: quiche::Error::TlsFail,
+                    })?;
+                quic
+            }
+            Err(_) => quiche::connect(Some(server_name), &scid, local, peer, &mut config.quic)?,
+        };
         if !session.is_empty() {
             // A session that does not parse is not offered: the handshake is a full one.
             let _ = quic.set_session(session);

@@ -55,13 +55,24 @@ pub struct Trust {
     pub insecure: bool,
 }
 
-/// A client's QUIC configuration: quiche's `Config::new`, whose TLS context holds the
-/// system's CA store (parsed at once, about 1 MB of heap) to verify servers with.
+/// A client's QUIC configuration: a TLS context made by the boring crate (so that each
+/// connection's verification parameters can be set through it: an IP address checked as one,
+/// `Client::connect`) holding the system's CA store (parsed at once, about 1 MB of heap), as
+/// quiche's `Config::new` makes it, to verify servers with.
 fn client_quic_config(limits: &Limits) -> Result<quiche::Config, Error> {
-    let c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(|source| Error::Config {
-        what: "QUIC configuration".into(),
-        source,
-    })?;
+    let tls_error = |e: boring::error::ErrorStack| Error::Config {
+        what: format!("TLS context: {e}"),
+        source: quiche::Error::TlsFail,
+    };
+    let mut tls =
+        boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls()).map_err(tls_error)?;
+    tls.set_default_verify_paths().map_err(tls_error)?;
+    let c = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, tls).map_err(
+        |source| Error::Config {
+            what: "QUIC configuration".into(),
+            source,
+        },
+    )?;
     quic_config(c, limits)
 }
 
@@ -144,6 +155,9 @@ fn path_str<'a>(what: &str, path: &'a Path) -> Result<&'a str, Error> {
     })
 }
 
+/// What begins each certificate of a PEM file.
+const CERT_MARK: &[u8] = b"-----BEGIN CERTIFICATE-----";
+
 /// What every client connection of a run is made with.
 pub struct ClientConfig {
     pub(crate) quic: quiche::Config,
@@ -160,6 +174,19 @@ impl ClientConfig {
         let mut quic = client_quic_config(limits)?;
         quic.verify_peer(!trust.insecure);
         if let Some(path) = &trust.cacert {
+            // BoringSSL says only that loading failed (quiche's TlsFail): the file's own
+            // trouble is told first, as flint's TCP side tells it.
+            let file_error = |source| Error::File {
+                what: format!("--cacert {}", path.display()),
+                source,
+            };
+            let pem = std::fs::read(path).map_err(file_error)?;
+            if !pem.windows(CERT_MARK.len()).any(|w| w == CERT_MARK) {
+                return Err(file_error(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "no certificate in it",
+                )));
+            }
             quic.load_verify_locations_from_file(path_str("--cacert", path)?)
                 .map_err(|source| Error::Config {
                     what: format!("--cacert {}", path.display()),

@@ -13,6 +13,15 @@ pub enum Error {
         /// quiche's reason.
         source: quiche::Error,
     },
+    /// A file the configuration names could not be read or holds nothing usable (flint
+    /// bench's `--cacert`).
+    #[error("{what}: {source}")]
+    File {
+        /// Which file (`--cacert /path`).
+        what: String,
+        /// Why: the system's reason, or what the file lacks.
+        source: std::io::Error,
+    },
     /// QUIC refused the call (the connection is closed, a stream is in the wrong state).
     #[error("QUIC: {0}")]
     Quic(#[from] quiche::Error),

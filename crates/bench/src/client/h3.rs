@@ -38,6 +38,7 @@
 mod app;
 mod connecting;
 mod datagrams;
+mod debug;
 mod outcomes;
 mod pacing;
 mod streams;

@@ -9,6 +9,7 @@ use super::{ThreadState, NONE};
 use crate::log::LogRecord;
 use crate::stats::{ErrorKind, ResponseSample, TlsAgreed};
 use crate::Workload;
+use std::cell::Cell;
 
 use super::child_rng;
 use super::errors::status_error;
@@ -32,6 +33,11 @@ pub(super) struct Child {
     /// The page picked last: the one new exchanges belong to.
     pub page: PageRef,
     pub done_us: u64,
+    /// Open loop, the run's end: the page whose wait last entered the corrected figures as
+    /// unfinished, so that a page with several files in flight then (HTTP/2, HTTP/3, HTTP/1.1
+    /// pipelining: one page at a time, or lanes of one file a page) counts once, not once a
+    /// file. Set only at the end (`&self` there: the wires hold the Webchild shared).
+    ended_page: Cell<Option<PageRef>>,
 }
 
 impl Child {
@@ -50,6 +56,7 @@ impl Child {
             next_intended_us: offset,
             page: PageRef::NONE,
             done_us: NONE,
+            ended_page: Cell::new(None),
         }
     }
 
@@ -301,14 +308,14 @@ impl Child {
     }
 
     /// What `ex`, in flight at `end`, had waited (from its start, or in the open loop a page's
-    /// first file from its intended start) and, open loop, its page; `None` when it began before
-    /// the window.
+    /// first file from its intended start) and, open loop, Some with its page's wait if no
+    /// other file of the page was counted before it; `None` when it began before the window.
     fn waits_at_end(
         &self,
         cx: &ThreadState<'_>,
         ex: &Exchange,
         end: u64,
-    ) -> Option<(u64, Option<u64>)> {
+    ) -> Option<(u64, Option<Option<u64>>)> {
         let schedule = &cx.sh.schedule;
         if ex.file_start_us < schedule.measure_us {
             return None;
@@ -319,8 +326,15 @@ impl Child {
         } else {
             ex.file_start_us
         };
-        let page_wait = open.then(|| end.saturating_sub(ex.page.intended_us));
-        Some((end.saturating_sub(start), page_wait))
+        // A page's wait counts once, at its first file found in flight: a Webchild has one
+        // page in flight at a time, or (lanes) pages of one file each, so its files at the
+        // end come one after another.
+        let first_of_page = self.ended_page.get() != Some(ex.page);
+        if open {
+            self.ended_page.set(Some(ex.page));
+        }
+        let page_wait = first_of_page.then(|| end.saturating_sub(ex.page.intended_us));
+        Some((end.saturating_sub(start), open.then_some(page_wait)))
     }
 
     /// `page` ended at `now` (its last byte): counted as a hit or not.

@@ -272,7 +272,7 @@ pub fn record(r: &RunResult) -> BenchResult {
             kind: g.kind.name().to_owned(),
             attempts: g.attempts,
             after_s: g.after.as_secs_f64(),
-            reason: g.line(&r.config, None),
+            reason: g.line(&r.config, &s.statuses, None),
         }),
         incomplete: false,
         environment: environment(),

@@ -176,7 +176,7 @@ fn check_http3(config: &BenchConfig) -> Result<(), BenchError> {
             "--tls 1.2 cannot apply to --http 3: QUIC is TLS 1.3 only"
         }
         _ if config.tls.ciphers.is_some() => {
-            "--ciphers names rustls's suites for TLS over TCP: not with --http 3 (BoringSSL's TLS 1.3 suites)"
+            "--tls-ciphers names rustls's suites for TLS over TCP: not with --http 3 (BoringSSL picks QUIC's TLS 1.3 suites)"
         }
         _ if config.h2_window.is_some() => "--h2-window is HTTP/2's: not with --http 3",
         // (One-file pages with `--streams N` are lanes, as over HTTP/2: in the closed loop,
@@ -331,7 +331,7 @@ mod tests {
         refused(&c, &pages, "TLS 1.3 only");
         let mut c = https.clone();
         c.tls.ciphers = Some(vec!["TLS13_AES_128_GCM_SHA256".into()]);
-        refused(&c, &pages, "--ciphers");
+        refused(&c, &pages, "--tls-ciphers names");
         let mut c = https.clone();
         c.h2_window = Some(1 << 20);
         refused(&c, &pages, "--h2-window");

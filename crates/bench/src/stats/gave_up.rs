@@ -2,7 +2,7 @@
 //! as, how many, and after how long; kept in `Stats`, merged across hosts, and said in one line
 //! with what to do about it.
 
-use super::ErrorKind;
+use super::{ErrorKind, StatusCounts};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -32,8 +32,17 @@ impl GaveUp {
         }
     }
 
+    /// Whether the 4xx responses counted in `statuses` say files are missing (404, 410 only):
+    /// a server refusing the requests (405, 425, 401...) has its own reasons, not absent files.
+    pub fn files_missing(statuses: &StatusCounts) -> bool {
+        statuses
+            .seen()
+            .all(|(code, _)| !(400..500).contains(&code) || matches!(code, 404 | 410))
+    }
+
     /// What to do about it, for the kinds that have a usual cause; the others say only that.
-    pub fn hint(&self, config: &crate::BenchConfig) -> Option<String> {
+    /// `statuses`: the run's responses by status, for a run of 4xx.
+    pub fn hint(&self, config: &crate::BenchConfig, statuses: &StatusCounts) -> Option<String> {
         let target = &config.target;
         let server = match &target.unix_socket {
             Some(path) => path.display().to_string(),
@@ -44,7 +53,14 @@ impl GaveUp {
             ErrorKind::ConnectTimeout => format!("is {server} reachable (a firewall dropping the connects)?"),
             ErrorKind::H2NotNegotiated => "the server does not speak HTTP/2 (try without --http 2, or h2c with --http 2 over http://)".to_owned(),
             ErrorKind::TlsHandshake => "is the server speaking TLS on that port (http:// rather than https://)?".to_owned(),
-            ErrorKind::Status4xx => "the server has no such files (check the paths, or put the files in place: flint fileset)".to_owned(),
+            ErrorKind::Status4xx if Self::files_missing(statuses) => "the server has no such files (check the paths, or put the files in place: flint fileset)".to_owned(),
+            ErrorKind::Status4xx => {
+                let seen: Vec<String> = (statuses.seen())
+                    .filter(|(code, _)| (400..500).contains(code))
+                    .map(|(code, n)| format!("{code} ({n})"))
+                    .collect();
+                format!("the server answered {} and not 404: it refuses these requests (405 the method, 425 in 0-RTT, 401 or 403 the credentials)", seen.join(", "))
+            }
             ErrorKind::Status5xx => "the server fails every request (see its error log)".to_owned(),
             _ => return None,
         })
@@ -53,14 +69,22 @@ impl GaveUp {
     /// The one line that says why the run stopped: `stopped early: every attempt failed as
     /// connect_refused (120 in 1.0 s): is the server running on 127.0.0.1:8080?`, with `hint`
     /// in place of the usual one when given.
-    pub fn line(&self, config: &crate::BenchConfig, hint: Option<&str>) -> String {
+    pub fn line(
+        &self,
+        config: &crate::BenchConfig,
+        statuses: &StatusCounts,
+        hint: Option<&str>,
+    ) -> String {
         let head = format!(
             "stopped early: every attempt failed as {} ({} in {:.1} s)",
             self.kind.name(),
             self.attempts,
             self.after.as_secs_f64()
         );
-        match hint.map(str::to_owned).or_else(|| self.hint(config)) {
+        match hint
+            .map(str::to_owned)
+            .or_else(|| self.hint(config, statuses))
+        {
             Some(hint) => format!("{head}: {hint}"),
             None => head,
         }

@@ -101,26 +101,33 @@ impl Stats {
 
     /// A request of the window begun but not sent at the end (see `unsent_at_end`): in the
     /// open loop it enters the corrected figures with its wait, as an unfinished one does.
-    pub fn record_unsent(&mut self, wait_us: u64, page_wait_us: Option<u64>) {
+    pub fn record_unsent(&mut self, wait_us: u64, corrected: Option<Option<u64>>) {
         self.unsent_at_end += 1;
-        if let Some(page_us) = page_wait_us {
+        self.record_wait_at_end(wait_us, corrected);
+    }
+
+    /// Open loop (`corrected` is Some): a request in flight at the end enters the response
+    /// figures with its wait, and its page's wait (a lower bound) enters the page figures when
+    /// given: for one of the page's files only, so that a page counts once however many of
+    /// its files were in flight.
+    fn record_wait_at_end(&mut self, wait_us: u64, corrected: Option<Option<u64>>) {
+        if let Some(page_wait) = corrected {
             self.response.record_us(wait_us);
-            self.page.record_us(page_us);
+            if let Some(page_us) = page_wait {
+                self.page.record_us(page_us);
+            }
         }
     }
 
     /// A request sent and still unanswered when the run ended, after `wait_us` (from its start,
-    /// or in the open loop its intended start); `page_wait_us`: open loop, its page's wait,
-    /// which enters the corrected figures as a lower bound. `bytes`: what had arrived of its
-    /// response.
-    pub fn record_unfinished(&mut self, wait_us: u64, page_wait_us: Option<u64>, bytes: u64) {
+    /// or in the open loop its intended start); `corrected`: open loop, with its page's wait
+    /// for the first of the page's files (as [`Stats::record_unsent`]). `bytes`: what had
+    /// arrived of its response.
+    pub fn record_unfinished(&mut self, wait_us: u64, corrected: Option<Option<u64>>, bytes: u64) {
         self.unfinished += 1;
         self.unfinished_wait.record_us(wait_us);
         self.bytes_unfinished += bytes;
-        if let Some(page_us) = page_wait_us {
-            self.response.record_us(wait_us);
-            self.page.record_us(page_us);
-        }
+        self.record_wait_at_end(wait_us, corrected);
     }
 
     /// Open loop: `n` pages due in the window that never started before it ended at `end_us`,

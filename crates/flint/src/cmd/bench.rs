@@ -16,7 +16,7 @@ use crate::exit::{self, Status};
 use crate::output::{self, Stream};
 use anyhow::{bail, Context};
 use bench::config::{TlsOptions, TlsVersion};
-use bench::stats::ErrorKind;
+use bench::stats::{ErrorKind, GaveUp};
 use bench::thresholds::Verdict;
 use bench::{BenchConfig, BenchError, HttpMode, RunResult, Stop, Target, Workload};
 use std::io::IsTerminal;
@@ -362,8 +362,10 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
 /// about it; `missing_files` says it instead of the usual hint when every response was a 4xx.
 fn stopped_early(result: &RunResult, missing_files: Option<&str>) -> Option<String> {
     let gave_up = result.stats.gave_up?;
-    let hint = missing_files.filter(|_| gave_up.kind == ErrorKind::Status4xx);
-    Some(gave_up.line(&result.config, hint))
+    let statuses = &result.stats.statuses;
+    let missing = gave_up.kind == ErrorKind::Status4xx && GaveUp::files_missing(statuses);
+    let hint = missing_files.filter(|_| missing);
+    Some(gave_up.line(&result.config, statuses, hint))
 }
 
 /// Reports the run where they go, judges its thresholds, writes its files, and says how it

@@ -1,10 +1,11 @@
 //! `flint bench --debug` prints every head it sends and receives on stderr: HTTP/1's as they
-//! are on the wire, HTTP/2's as their header fields, pseudo-headers first.
+//! are on the wire, HTTP/2's and HTTP/3's as their header fields, pseudo-headers first.
 
 use crate::common;
 
-use common::{flint, run_bounded, start_server};
+use common::{flint, run_bounded, serve_tls, start_server, started_server};
 use std::time::Duration;
+use test_support::certs::{KeyKind, SelfSigned};
 
 #[test]
 fn debug_prints_http2_request_and_response_fields() {
@@ -26,6 +27,38 @@ fn debug_prints_http2_request_and_response_fields() {
         ":path: /a.html",
         "[HTTP/2 stream 1: response]",
         "[HTTP/2 stream 3: response]",
+        ":status: 200",
+        "content-length: 5",
+    ] {
+        assert!(err.lines().any(|l| l == line), "no `{line}` in: {err}");
+    }
+}
+
+#[test]
+fn debug_prints_http3_request_and_response_fields() {
+    let cert = SelfSigned::new(KeyKind::EcdsaP256);
+    std::fs::write(cert.dir().join("a.html"), b"hello").unwrap();
+    let args = ["--listen", "127.0.0.1:0", "--threads", "1", "--http3"];
+    let child = serve_tls(&cert, &args).spawn().expect("spawn flint serve");
+    let server = started_server(child, "https", true);
+    let url = format!("https://localhost:{}/a.html", server.port());
+    let out = run_bounded(
+        flint()
+            .arg("bench")
+            .args([&url, "--http", "3", "-n", "2", "-c", "1", "-q"])
+            .args(["--debug", "--cacert", cert.cert.to_str().unwrap()]),
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // Client-initiated bidirectional streams: 0, 4, 8...
+    for line in [
+        "[HTTP/3 stream 0: request]",
+        ":method: GET",
+        ":path: /a.html",
+        "[HTTP/3 stream 0: response]",
+        "[HTTP/3 stream 4: request]",
+        "[HTTP/3 stream 4: response]",
         ":status: 200",
         "content-length: 5",
     ] {

@@ -186,6 +186,28 @@ fn run_against_a_target_without_the_files_suggests_flint_fileset() {
     assert!(stdout.contains("status_4xx"), "{stdout}");
 }
 
+fn method_not_allowed(_: u64) -> &'static [u8] {
+    b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 2\r\n\r\nno"
+}
+
+#[test]
+fn a_run_refused_with_405_says_the_statuses_not_missing_files() {
+    let addr = responder(method_not_allowed);
+    let url = format!("http://{addr}/f");
+    let out = run_bounded(
+        flint().args(["bench", &url, "-d", "30s", "-c", "2", "-q"]),
+        LIMIT,
+    );
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("every attempt failed as status_4xx ("),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no such files"), "{stderr}");
+    assert!(stderr.contains("the server answered 405 ("), "{stderr}");
+}
+
 #[test]
 fn a_server_that_fails_at_first_and_then_answers_is_not_stopped() {
     let addr = responder(fails_at_first);

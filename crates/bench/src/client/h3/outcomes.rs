@@ -190,9 +190,14 @@ impl H3 {
         self.fresh = false;
         self.busy = false;
         self.page_ok = false;
+        // A server that broke HTTP/3 (h3_protocol) breaks it again on the next connection,
+        // as one refusing the handshake does.
         let backoff = matches!(
             kind,
-            ErrorKind::ConnectRefused | ErrorKind::ConnectOther | ErrorKind::H3Handshake
+            ErrorKind::ConnectRefused
+                | ErrorKind::ConnectOther
+                | ErrorKind::H3Handshake
+                | ErrorKind::H3Protocol
         );
         match lanes {
             true => page_flow::next_page(self, ch, cx, now, backoff),

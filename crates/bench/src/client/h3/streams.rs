@@ -314,6 +314,9 @@ impl H3 {
                 // An empty prebuilt body (`body = ""`) likewise ends the stream at once.
                 let body = h.body(url).filter(|b| !b.is_empty()).cloned();
                 let res = send_fields(client, h.fields(url), h.field_count(url), body.is_none());
+                if let (true, Ok(id)) = (cx.sh.config.debug, &res) {
+                    super::debug::block(cx, *id, "request", h.fields(url), None);
+                }
                 (res, body, false)
             }
         };
@@ -346,7 +349,8 @@ impl H3 {
         if let (true, Some(kept)) = (cx.sh.config.debug, &app) {
             // As sent: a request held back is shown once, when it goes.
             let req = &self.request;
-            debug_request(cx, req.fields(), &kept.request_body, req.has_body);
+            let body = req.has_body.then_some(&kept.request_body[..]);
+            super::debug::block(cx, id, "request", req.fields(), body);
         }
         if cx.counts(ex.file_start_us, now) {
             cx.stats.http3.streams += 1;
@@ -405,6 +409,9 @@ impl H3 {
                     fields,
                     ..
                 } => {
+                    if cx.sh.config.debug {
+                        super::debug::block(cx, stream, "response", fields.iter(), None);
+                    }
                     // An interim response (1xx) is not the response: its final one follows.
                     if status < 200 {
                         continue;
@@ -441,8 +448,25 @@ impl H3 {
                     }
                 }
                 ClientEvent::Data { stream } => self.read_body(cx, stream, buf, now),
-                ClientEvent::Trailers { .. } => {}
+                ClientEvent::Trailers { stream, fields } => {
+                    if cx.sh.config.debug {
+                        super::debug::block(cx, stream, "trailers", fields.iter(), None);
+                    }
+                }
                 ClientEvent::Finished { stream } => {
+                    if self.flight.by_key(stream).is_some_and(|s| s.ex.status == 0) {
+                        // The stream ended with no response head: the server broke HTTP/3
+                        // (a QUIC server with ALPN h3 and no HTTP/3 behind it ends every
+                        // stream so). This side closes the connection over it (h3_protocol),
+                        // failing what is in flight; the next page has a new connection.
+                        // Failed alone, each stream would be a new one failed at once.
+                        if let Some(client) = &mut self.client {
+                            let why = b"a response stream ended without a head";
+                            client.close(H3_GENERAL_PROTOCOL_ERROR, why);
+                        }
+                        self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
+                        return false;
+                    }
                     if let Some(s) = self.take(stream) {
                         self.answered(ch, cx, s, now);
                     }
@@ -550,6 +574,9 @@ impl H3 {
     }
 }
 
+/// HTTP/3's code for a connection error no more specific code fits (RFC 9114 8.1).
+const H3_GENERAL_PROTOCOL_ERROR: u64 = 0x101;
+
 /// Opens a stream with the `count` fields of `fields`, laid out on the stack (a request with
 /// more is sent from the heap); `end`: the request has no body.
 fn send_fields<'a>(
@@ -570,25 +597,4 @@ fn send_fields<'a>(
         let list: Vec<http3::Field<'_>> = fields.collect();
         client.send_request(&list, end)
     }
-}
-
-/// `--debug`: an application's request as built, its fields one a line, then its body.
-fn debug_request<'a>(
-    cx: &ThreadState<'_>,
-    fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
-    body: &[u8],
-    has_body: bool,
-) {
-    let mut text = Vec::new();
-    for (name, value) in fields {
-        text.extend_from_slice(name);
-        text.extend_from_slice(b": ");
-        text.extend_from_slice(value);
-        text.push(b'\n');
-    }
-    if has_body {
-        text.push(b'\n');
-        text.extend_from_slice(body);
-    }
-    cx.debug(&text);
 }

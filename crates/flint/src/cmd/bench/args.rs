@@ -195,7 +195,8 @@ pub struct LoadArgs {
     pub rate: Option<f64>,
     /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive; 2 fetches a
     /// page's files as concurrent streams of one connection; 3 does so over QUIC (https://
-    /// only; full TLS 1.3 handshakes, one datagram a send).
+    /// only; TLS 1.3, sessions resumed with --tls-resume; UDP GSO and GRO where the kernel
+    /// has them).
     #[arg(long, value_enum, default_value = "1.1")]
     pub http: HttpArg,
     /// HTTP/1.1 pipelining: write all files of a page at once on one connection, or with N, at
