@@ -42,6 +42,7 @@ mod counts;
 mod deadline;
 mod events;
 mod goaway;
+mod malformed;
 mod paths;
 mod poll;
 mod receive;
@@ -169,6 +170,7 @@ pub struct Server {
     live: usize,
     /// Requests refused because they came after this side's GOAWAY.
     refused_after_goaway: u64,
+    malformed_requests: u64,
     /// `go_away` was called: no new connection is accepted.
     going_away: bool,
     /// Connections still in their handshake (for [`Retry::Flood`](crate::Retry::Flood)).
@@ -200,6 +202,7 @@ impl Server {
             counts: ServerCounts::default(),
             live: 0,
             refused_after_goaway: 0,
+            malformed_requests: 0,
             going_away: false,
             handshakes: 0,
             per_address: HashMap::new(),
@@ -225,6 +228,7 @@ impl Server {
     pub fn counts(&self) -> ServerCounts {
         ServerCounts {
             refused_after_goaway: self.refused_after_goaway,
+            malformed_requests: self.malformed_requests,
             ..self.counts
         }
     }

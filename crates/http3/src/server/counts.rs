@@ -23,6 +23,9 @@ pub struct ServerCounts {
     pub goaways_sent: u64,
     /// Requests refused (H3_REQUEST_REJECTED) because they came after this side's GOAWAY.
     pub refused_after_goaway: u64,
+    /// Requests whose header block was malformed (RFC 9114 4.1.2: `server/malformed.rs`),
+    /// their streams reset with H3_MESSAGE_ERROR.
+    pub malformed_requests: u64,
     /// Connections refused because their address had `max_per_address` connections: an
     /// Initial bringing a good Retry token, or a handshake done (then closed with
     /// CONNECTION_REFUSED). (An Initial without a token at the limit gets a Retry.)

@@ -3,8 +3,9 @@
 
 use super::{clocks, ConnId, RequestId, Server, ServerEvent};
 use crate::fields::Fields;
-use crate::H3_REQUEST_REJECTED;
+use crate::{H3_MESSAGE_ERROR, H3_REQUEST_REJECTED};
 use quiche::h3;
+use quiche::h3::NameValue;
 
 impl Server {
     /// The next event, or None until more datagrams arrive (or a deadline passes).
@@ -49,6 +50,14 @@ impl Server {
                             let _ = conn.quic.stream_shutdown(stream, dir, H3_REQUEST_REJECTED);
                         }
                         self.refused_after_goaway += 1;
+                        self.mark_send(slot);
+                        continue;
+                    }
+                    // A malformed request is a stream error (RFC 9114 4.1.2): its stream is
+                    // reset, the connection goes on.
+                    if super::malformed::malformed(list.iter().map(|h| (h.name(), h.value()))) {
+                        let _ = super::resets::shut_stream(conn, stream, H3_MESSAGE_ERROR);
+                        self.malformed_requests += 1;
                         self.mark_send(slot);
                         continue;
                     }
