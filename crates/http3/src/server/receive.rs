@@ -63,6 +63,13 @@ impl Server {
             (arrival.counts_on_path()).then(|| path_read(&conn.quic, local, arrival.quiche));
         // An error is the connection's: QUIC has closed it (or will), as `sweep` finds.
         let _ = conn.quic.recv(datagram, info);
+        if conn.refused {
+            // At its address's limit (`server/accept.rs`): told so now that its Initial's keys
+            // are known; nothing more is done for it.
+            let _ = conn.quic.close(false, CONNECTION_REFUSED, b"");
+            self.mark(slot);
+            return;
+        }
         let read = match read_before {
             Some(n) => path_read(&conn.quic, local, arrival.quiche) > n,
             // quiche makes a path only for a packet it decrypted.
