@@ -290,6 +290,7 @@ impl H3 {
             + c.bad_tokens
             + c.address_changes_refused;
         st.h3_refused_per_address = c.refused_per_address;
+        st.h3_malformed_requests = c.malformed_requests;
         st.h3_goaways_sent = c.goaways_sent;
         st.h3_handshake_timeouts = c.handshake_timeouts;
         st.h3_header_timeouts = c.header_timeouts;
