@@ -96,3 +96,32 @@ fn malformed_requests_are_reset_with_message_error_and_the_connection_goes_on() 
         requests.len() as u64
     );
 }
+
+/// A trailer section after a request's body is no request: not reset as one without its
+/// pseudo-headers, not handed out twice; the request is answered once.
+#[test]
+fn a_trailer_section_is_not_taken_for_a_malformed_request() {
+    let certs = Certs::new();
+    let mut net = Net::new(certs.server(&Limits::default()), 100);
+    let peer = Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    let post = [GET[1], GET[2], GET[3], (":method", "POST")];
+    let mut bytes = headers_frame(&[post[3], post[0], post[1], post[2]]);
+    bytes.extend_from_slice(&[0x00, 5]);
+    bytes.extend_from_slice(b"hello");
+    bytes.extend_from_slice(&headers_frame(&[("x-checksum", "1")]));
+    assert_eq!(
+        net.peers[0].quic.stream_send(0, &bytes, true),
+        Ok(bytes.len())
+    );
+    net.until("the answer and the body's end", |n| {
+        n.peers[0].finished.get(&0) == Some(&100) && n.bodies_ended == 1
+    });
+    assert!(!net.peers[0].was_reset(0, H3_MESSAGE_ERROR));
+    assert_eq!((net.body_read, net.requests), (5, 1));
+    assert_eq!(net.server.counts().malformed_requests, 0);
+}

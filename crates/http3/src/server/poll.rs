@@ -42,6 +42,11 @@ impl Server {
             };
             match event {
                 h3::Event::Headers { list, more_frames } => {
+                    // A block on a stream whose body is under way is its trailer section (RFC
+                    // 9114 4.1), not a new request: ignored, as the server reads no trailers.
+                    if clocks::body_under_way(conn, stream) {
+                        continue;
+                    }
                     conn.heads.retain(|&(s, _)| s != stream);
                     // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
                     // may send it again on another connection.
