@@ -146,8 +146,8 @@ struct Conn {
     /// In the `to_send` queue.
     sending: bool,
     /// Refused at its address's limit though its token proved the address: closed with
-    /// CONNECTION_REFUSED as soon as its Initial is read, so that its client fails at once
-    /// rather than at its connect timeout (RFC 9000 10.2.3, `server/accept.rs`).
+    /// CONNECTION_REFUSED once its first flight is out, so that its client fails at once
+    /// rather than at its connect timeout (RFC 9000 10.2.3, `server/accept.rs`, `send.rs`).
     refused: bool,
 }
 

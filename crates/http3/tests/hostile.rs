@@ -260,7 +260,10 @@ fn one_address_gets_no_more_than_its_connections() {
     net.until("a validated Initial refused", |n| {
         n.peers[2].closed_by_server() == Some((false, CONNECTION_REFUSED)) && ready(n, 3)
     });
-    assert!(!ready(&net, 2));
+    // (Its client may have read the server's first flight, sent before the close so that
+    // any client can read the close: it is closed all the same.)
+    let refused = &net.peers[2].quic;
+    assert!(refused.is_closed() || refused.is_draining());
     assert!(net.peers[2].retries >= 1);
     assert_eq!(net.server.counts().refused_per_address, 1);
     // The refused connection lives only through QUIC's closing period.

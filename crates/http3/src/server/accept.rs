@@ -57,9 +57,10 @@ impl Server {
         // or the handshake done): Initials spoofed in its name, which never complete, do not
         // shut it out. At its limit an Initial without a token gets a Retry (no state), and
         // one with a good token is refused: with a CONNECTION_CLOSE (CONNECTION_REFUSED), for
-        // which the connection is made (the Initial's keys come from reading it) and closed
-        // once the Initial is read, so that its client fails at once rather than waiting out
-        // its connect timeout. Its client has proved its address, so this answers no spoofer,
+        // which the connection is made, reads the Initial, sends its first flight (so that
+        // every client has the keys to read the close: quiche could not seal one before it
+        // for aioquic's Initial) and then closes (`send.rs`), so that its client fails at
+        // once rather than waiting out its connect timeout. Its client has proved its address, so this answers no spoofer,
         // and the connection lives only through QUIC's closing period, not counted against
         // the address.
         let at_limit = (self.per_address.get(&address_key(from.ip())))
