@@ -18,7 +18,7 @@
 //! call shares: finding a connection, queueing it, ending it. The calls, one concept a file:
 //! `receive.rs` (a datagram in), `accept.rs` (a client's Initial: a new connection or why
 //! not), `stateless.rs` (Retry and stateless reset), `poll.rs` (requests out, as `events.rs`'
-//! [`ServerEvent`]s), `send.rs` (datagrams out), `answer.rs` (a request's body read, its
+//! [`ServerEvent`]s; a malformed one reset, `malformed.rs`), `send.rs` (datagrams out), `answer.rs` (a request's body read, its
 //! response sent), `resets.rs` (a stream reset, at once or once its bytes are acknowledged),
 //! `goaway.rs` (the graceful end), `deadline.rs` (the earliest deadline and what passing it
 //! does, over `clocks.rs` and `timers.rs`), `paths.rs` (a client's changes of address, past
