@@ -56,6 +56,8 @@ pub const H3_REQUEST_CANCELLED: u64 = 0x10c;
 /// HTTP/3's code for a request the server did not process (RFC 9114 8.1): the client may
 /// send it again.
 pub const H3_REQUEST_REJECTED: u64 = 0x10b;
+/// HTTP/3's code for a malformed request or response (RFC 9114 8.1, 4.1.2).
+pub const H3_MESSAGE_ERROR: u64 = 0x10e;
 /// HTTP/3's code for a clean end (RFC 9114 8.1).
 pub const H3_NO_ERROR: u64 = 0x100;
 /// HTTP/3's code for a request stream that ended (here: was cut) before a whole request

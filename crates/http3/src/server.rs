@@ -18,7 +18,7 @@
 //! call shares: finding a connection, queueing it, ending it. The calls, one concept a file:
 //! `receive.rs` (a datagram in), `accept.rs` (a client's Initial: a new connection or why
 //! not), `stateless.rs` (Retry and stateless reset), `poll.rs` (requests out, as `events.rs`'
-//! [`ServerEvent`]s), `send.rs` (datagrams out), `answer.rs` (a request's body read, its
+//! [`ServerEvent`]s; a malformed one reset, `malformed.rs`), `send.rs` (datagrams out), `answer.rs` (a request's body read, its
 //! response sent), `resets.rs` (a stream reset, at once or once its bytes are acknowledged),
 //! `goaway.rs` (the graceful end), `deadline.rs` (the earliest deadline and what passing it
 //! does, over `clocks.rs` and `timers.rs`), `paths.rs` (a client's changes of address, past
@@ -42,6 +42,7 @@ mod counts;
 mod deadline;
 mod events;
 mod goaway;
+mod malformed;
 mod paths;
 mod poll;
 mod receive;
@@ -144,6 +145,10 @@ struct Conn {
     polling: bool,
     /// In the `to_send` queue.
     sending: bool,
+    /// Refused at its address's limit though its token proved the address: closed with
+    /// CONNECTION_REFUSED once its first flight is out, so that its client fails at once
+    /// rather than at its connect timeout (RFC 9000 10.2.3, `server/accept.rs`, `send.rs`).
+    refused: bool,
 }
 
 struct Slot {
@@ -169,6 +174,7 @@ pub struct Server {
     live: usize,
     /// Requests refused because they came after this side's GOAWAY.
     refused_after_goaway: u64,
+    malformed_requests: u64,
     /// `go_away` was called: no new connection is accepted.
     going_away: bool,
     /// Connections still in their handshake (for [`Retry::Flood`](crate::Retry::Flood)).
@@ -200,6 +206,7 @@ impl Server {
             counts: ServerCounts::default(),
             live: 0,
             refused_after_goaway: 0,
+            malformed_requests: 0,
             going_away: false,
             handshakes: 0,
             per_address: HashMap::new(),
@@ -225,6 +232,7 @@ impl Server {
     pub fn counts(&self) -> ServerCounts {
         ServerCounts {
             refused_after_goaway: self.refused_after_goaway,
+            malformed_requests: self.malformed_requests,
             ..self.counts
         }
     }

@@ -164,6 +164,10 @@ counters! {
         h3_dropped,
         /// Of those, first packets refused at `h3_max_connections_per_address`.
         h3_refused_per_address,
+        /// HTTP/3 requests whose header block was malformed (RFC 9114 4.1.2: a pseudo-header
+        /// missing, repeated or late, an uppercase name, a connection-specific field): the
+        /// stream reset with H3_MESSAGE_ERROR, the connection kept.
+        h3_malformed_requests,
         /// QUIC handshakes not done within `header_timeout_ms` (closed), and HTTP/3 request
         /// streams whose header block was not whole within it (reset).
         h3_handshake_timeouts,

@@ -56,7 +56,13 @@ impl Server {
         // where their client is known to be count against it (a Retry's token brought back,
         // or the handshake done): Initials spoofed in its name, which never complete, do not
         // shut it out. At its limit an Initial without a token gets a Retry (no state), and
-        // one with a good token is refused.
+        // one with a good token is refused: with a CONNECTION_CLOSE (CONNECTION_REFUSED), for
+        // which the connection is made, reads the Initial, sends its first flight (so that
+        // every client has the keys to read the close: quiche could not seal one before it
+        // for aioquic's Initial) and then closes (`send.rs`), so that its client fails at
+        // once rather than waiting out its connect timeout. Its client has proved its address, so this answers no spoofer,
+        // and the connection lives only through QUIC's closing period, not counted against
+        // the address.
         let at_limit = (self.per_address.get(&address_key(from.ip())))
             .is_some_and(|&n| n as usize >= self.config.max_per_address);
         // A token not of our format (another server's, or one of ours from before a format
@@ -66,10 +72,6 @@ impl Server {
             // A Retry's token: good, or the Initial is dropped. (This server gives no other
             // token, and answering a bad one of ours would only help whoever forges them.)
             match token::open(token, from, &hdr.dcid, self.now) {
-                Some(_) if at_limit => {
-                    self.counts.refused_per_address += 1;
-                    return None;
-                }
                 Some(odcid) if hdr.dcid.len() == cid::LEN => {
                     let odcid = quiche::ConnectionId::from_vec(odcid.to_vec());
                     (hdr.dcid.clone().into_owned(), Some(odcid))
@@ -134,7 +136,7 @@ impl Server {
             heads: Vec::new(),
             bodies: Vec::new(),
             next_stream: 0,
-            counted: odcid.is_some(),
+            counted: odcid.is_some() && !at_limit,
             quiet_since: None,
             acked: 0,
             acked_at_answer: 0,
@@ -145,13 +147,18 @@ impl Server {
             pinged_at: self.now,
             polling: false,
             sending: false,
+            refused: odcid.is_some() && at_limit,
         });
+        self.handshakes += 1;
+        self.live += 1;
+        if odcid.is_some() && at_limit {
+            self.counts.refused_per_address += 1;
+            return Some(slot);
+        }
         // Validated by its token: counted now (else once its handshake is done).
         if odcid.is_some() {
             *self.per_address.entry(address_key(from.ip())).or_insert(0) += 1;
         }
-        self.handshakes += 1;
-        self.live += 1;
         self.counts.accepted += 1;
         Some(slot)
     }

@@ -70,6 +70,11 @@ impl BodyClock {
     }
 }
 
+/// Whether `stream`'s request body is under way (its head handed out, its end not come).
+pub(super) fn body_under_way(conn: &Conn, stream: u64) -> bool {
+    conn.bodies.iter().any(|b| b.stream == stream)
+}
+
 /// A request's head said a body follows: its clock starts now.
 pub(super) fn body_started(conn: &mut Conn, stream: u64, now: Instant) {
     conn.bodies.push(BodyClock {

@@ -23,9 +23,13 @@ pub struct ServerCounts {
     pub goaways_sent: u64,
     /// Requests refused (H3_REQUEST_REJECTED) because they came after this side's GOAWAY.
     pub refused_after_goaway: u64,
-    /// Connections refused because their address had `max_per_address` connections: an
-    /// Initial bringing a good Retry token, or a handshake done (then closed with
-    /// CONNECTION_REFUSED). (An Initial without a token at the limit gets a Retry.)
+    /// Requests whose header block was malformed (RFC 9114 4.1.2: `server/malformed.rs`),
+    /// their streams reset with H3_MESSAGE_ERROR.
+    pub malformed_requests: u64,
+    /// Connections refused because their address had `max_per_address` connections, each
+    /// closed with CONNECTION_REFUSED: an Initial bringing a good Retry token (not counted
+    /// in `accepted`), or a handshake done. (An Initial without a token at the limit gets a
+    /// Retry.)
     pub refused_per_address: u64,
     /// Handshakes not done within the header timeout (the connection closed).
     pub handshake_timeouts: u64,

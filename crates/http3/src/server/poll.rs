@@ -3,8 +3,9 @@
 
 use super::{clocks, ConnId, RequestId, Server, ServerEvent};
 use crate::fields::Fields;
-use crate::H3_REQUEST_REJECTED;
+use crate::{H3_MESSAGE_ERROR, H3_REQUEST_REJECTED};
 use quiche::h3;
+use quiche::h3::NameValue;
 
 impl Server {
     /// The next event, or None until more datagrams arrive (or a deadline passes).
@@ -41,6 +42,11 @@ impl Server {
             };
             match event {
                 h3::Event::Headers { list, more_frames } => {
+                    // A block on a stream whose body is under way is its trailer section (RFC
+                    // 9114 4.1), not a new request: ignored, as the server reads no trailers.
+                    if clocks::body_under_way(conn, stream) {
+                        continue;
+                    }
                     conn.heads.retain(|&(s, _)| s != stream);
                     // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
                     // may send it again on another connection.
@@ -49,6 +55,14 @@ impl Server {
                             let _ = conn.quic.stream_shutdown(stream, dir, H3_REQUEST_REJECTED);
                         }
                         self.refused_after_goaway += 1;
+                        self.mark_send(slot);
+                        continue;
+                    }
+                    // A malformed request is a stream error (RFC 9114 4.1.2): its stream is
+                    // reset, the connection goes on.
+                    if super::malformed::malformed(list.iter().map(|h| (h.name(), h.value()))) {
+                        let _ = super::resets::shut_stream(conn, stream, H3_MESSAGE_ERROR);
+                        self.malformed_requests += 1;
                         self.mark_send(slot);
                         continue;
                     }

@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 /// QUIC's transport error for a connection the server will not take (RFC 9000 20.1).
-const CONNECTION_REFUSED: u64 = 0x2;
+pub(super) const CONNECTION_REFUSED: u64 = 0x2;
 
 impl Server {
     /// A datagram received from `from`: given to its connection, or starting one if it is a
@@ -63,6 +63,12 @@ impl Server {
             (arrival.counts_on_path()).then(|| path_read(&conn.quic, local, arrival.quiche));
         // An error is the connection's: QUIC has closed it (or will), as `sweep` finds.
         let _ = conn.quic.recv(datagram, info);
+        if conn.refused {
+            // At its address's limit (`server/accept.rs`): closed once its first flight is
+            // out (`send.rs`); nothing more is done for it.
+            self.mark(slot);
+            return;
+        }
         let read = match read_before {
             Some(n) => path_read(&conn.quic, local, arrival.quiche) > n,
             // quiche makes a path only for a packet it decrypted.

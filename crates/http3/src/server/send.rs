@@ -46,6 +46,15 @@ impl Server {
                     // acknowledged) before.
                     let _ = conn.quic.send_ack_eliciting();
                 }
+                // A connection refused at its address's limit (`accept.rs`): its first flight
+                // is out (the client has the keys to read what follows), its close follows.
+                // Closed before that flight, quiche could not seal the close for every client
+                // (aioquic's Initial left it a CryptoFail).
+                Err(_) if conn.refused && conn.quic.local_error().is_none() => {
+                    let _ = conn
+                        .quic
+                        .close(false, super::receive::CONNECTION_REFUSED, b"");
+                }
                 // All sent: the GOAWAY is out, the CONNECTION_CLOSE may follow.
                 Err(_) if conn.close_when_sent => {
                     conn.close_when_sent = false;

@@ -166,6 +166,8 @@ pub struct Net {
     /// Request body bytes the server read, and bodies it saw end.
     pub body_read: u64,
     pub bodies_ended: u64,
+    /// Requests the server handed out.
+    pub requests: u64,
 }
 
 impl Net {
@@ -179,6 +181,7 @@ impl Net {
             closed: 0,
             body_read: 0,
             bodies_ended: 0,
+            requests: 0,
         }
     }
 
@@ -264,6 +267,7 @@ impl Net {
         while let Some(e) = self.server.poll() {
             match e {
                 ServerEvent::Request { id, .. } => {
+                    self.requests += 1;
                     let len = self.body_len.to_string();
                     let fields = [(&b"content-length"[..], len.as_bytes())];
                     if self.server.send_response(id, 200, &fields, false).is_ok() {

@@ -61,6 +61,7 @@ use crate::stats::ServerStats;
 
 mod answering;
 mod gateway;
+mod logging;
 mod sending;
 
 use gateway::Exchange3;
@@ -121,6 +122,8 @@ struct Pending {
     /// Its head, when even that did not fit (owned: rare, and the response buffer is reused).
     head: Option<OwnedHead>,
     rest: Option<Rest>,
+    /// Its access-log line, written when it ends (`h3/logging.rs`).
+    log: Option<logging::HeldLog>,
 }
 
 /// Every HTTP/3 connection of one thread.
@@ -148,6 +151,8 @@ pub(crate) struct H3 {
     programs: Programs<RequestId>,
     /// Requests whose bodies are gathered before a program hears of them.
     gathering: HashMap<RequestId, Gathering, RandomState>,
+    /// Access-log records of held-back responses, kept for the next (`h3/logging.rs`).
+    spare_logs: Vec<logging::HeldLog>,
 }
 
 impl H3 {
@@ -164,6 +169,7 @@ impl H3 {
             launches: Vec::new(),
             programs: Programs::new(H3_TOKEN),
             gathering: HashMap::default(),
+            spare_logs: Vec::new(),
         }
     }
 
@@ -240,17 +246,25 @@ impl H3 {
                         stir = true;
                     }
                     if self.pending.contains_key(&id) && self.push(id, w) {
-                        self.pending.remove(&id);
+                        self.pending_done(id, w);
                     }
                 }
                 ServerEvent::Reset { id, .. } => {
-                    self.pending.remove(&id);
+                    self.pending_done(id, w);
                     self.gathering.remove(&id);
                     self.gateway_gone(id, w);
                     stir = true;
                 }
                 ServerEvent::Closed { conn, .. } => {
-                    self.pending.retain(|id, _| id.conn != conn);
+                    if !self.pending.is_empty() {
+                        let gone = (self.pending.keys())
+                            .filter(|id| id.conn == conn)
+                            .copied()
+                            .collect::<Vec<_>>();
+                        for id in gone {
+                            self.pending_done(id, w);
+                        }
+                    }
                     if !self.gathering.is_empty() {
                         self.gathering.retain(|id, _| id.conn != conn);
                     }
@@ -272,6 +286,14 @@ impl H3 {
         }
     }
 
+    /// `id`'s held-back response is over (sent, reset, or its connection gone): its entry
+    /// dropped, its access-log line written with the bytes it sent.
+    fn pending_done(&mut self, id: RequestId, w: &mut Worker) {
+        if let Some(p) = self.pending.remove(&id) {
+            logging::done(p, &mut self.spare_logs, w);
+        }
+    }
+
     /// Shutdown: a GOAWAY on every connection (the requests received are answered, later ones
     /// refused); each closes by itself once its responses are out and acknowledged.
     pub fn shut_down(&mut self) {
@@ -290,6 +312,7 @@ impl H3 {
             + c.bad_tokens
             + c.address_changes_refused;
         st.h3_refused_per_address = c.refused_per_address;
+        st.h3_malformed_requests = c.malformed_requests;
         st.h3_goaways_sent = c.goaways_sent;
         st.h3_handshake_timeouts = c.handshake_timeouts;
         st.h3_header_timeouts = c.header_timeouts;

@@ -120,6 +120,8 @@ fn a_program_an_application_and_an_upstream_answer_over_http3() {
         .find(|r| r.head.starts_with("GET /api/x HTTP/1.1\r\n"))
         .expect("/api/x went upstream as HTTP/1.1");
     assert_eq!(seen.field("host"), Some("localhost"));
+    // The protocol the client spoke, as Via names it (RFC 9110 7.6.3).
+    assert_eq!(seen.field("via"), Some("3 flint"));
 
     d.close();
     let st = srv.stop();

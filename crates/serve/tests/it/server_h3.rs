@@ -365,19 +365,74 @@ fn a_retry_and_the_per_address_cap_reach_the_clients() {
     let got = first.fetch(&[("GET", "/a.txt")]);
     assert_eq!((got[0].status, &got[0].body[..]), (200, &b"hello"[..]));
     // A second connection from 127.0.0.1, at the address's limit: its Initial gets a Retry
-    // (no state), and the Initial bringing the token back is refused, unanswered. (This is
-    // deterministic because the test server runs one thread: with several, the second
-    // connection's port could hash to another thread, whose share of the limit is its own.)
+    // (no state), and the Initial bringing the token back is refused with CONNECTION_REFUSED,
+    // which the client hears at once: its idle timeout (a connect timeout) is ten minutes,
+    // and `try_connect` gives up long before. (This is deterministic because the test server
+    // runs one thread: with several, the second connection's port could hash to another
+    // thread, whose share of the limit is its own.)
     let limits = http3::Limits {
-        idle_timeout: std::time::Duration::from_secs(1),
+        idle_timeout: std::time::Duration::from_secs(600),
         ..http3::Limits::default()
     };
     let second = Driver::try_connect(&mut certs.client_with(&limits), srv.addr);
-    assert_eq!(second.client.closed(), Some(Closed::IdleTimeout));
+    match second.client.closed() {
+        Some(Closed::Error {
+            by_peer: true,
+            app: false,
+            code: 0x2,
+            ..
+        }) => {}
+        other => panic!("refused with CONNECTION_REFUSED, not {other:?}"),
+    }
     let st = srv.stats();
     assert_eq!((st.http3_connections, st.h3_bad_tokens), (1, 0), "{st:?}");
     // One Retry for each Initial of the first ClientHello (it may take two), and the
     // second connection's.
     assert!(st.h3_retries >= 2, "{st:?}");
     assert!(st.h3_refused_per_address >= 1, "{st:?}");
+}
+
+/// A transfer the client cuts off is logged with the body bytes handed to QUIC, not the file's
+/// size (Common Log Format's `%b` is the bytes sent): at least what the client read, well
+/// short of the whole.
+#[test]
+fn a_transfer_the_client_stops_is_logged_with_the_bytes_sent() {
+    let certs = Certs::new();
+    let log = certs.ca.dir().join("stopped.log");
+    let log_path = log.clone();
+    let srv = certs.serve(move |c| c.access_log = Some(log_path));
+    let len = 16 * MIB;
+    std::fs::write(srv.root.path().join("16m.bin"), content("16m.bin", len)).unwrap();
+    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let stream = d.request("GET", "/16m.bin", &[]);
+    // Read a mebibyte, then stop reading and ask the server to stop sending.
+    d.until(|d| d.got.get(&stream).is_some_and(|g| g.body.len() >= MIB));
+    d.reads = false;
+    let read = d.got[&stream].body.len();
+    d.client
+        .stop_sending(stream, http3::H3_REQUEST_CANCELLED)
+        .unwrap();
+    d.turn();
+    let line = "\"GET /16m.bin HTTP/3.0\" 200 ";
+    let mut logged = String::new();
+    // Flushed within a second of the line (the loop's timer), turned meanwhile.
+    d.until(|d| {
+        d.turn();
+        logged = std::fs::read_to_string(&log).unwrap_or_default();
+        logged.contains(line)
+    });
+    let at = logged.find(line).unwrap() + line.len();
+    let sent: usize = logged[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        sent >= read && sent < len / 2,
+        "logged {sent} of {len}, {read} read"
+    );
+    d.close();
+    let st = srv.stop();
+    assert_eq!((st.http3_requests, st.status_2xx), (1, 1), "{st:?}");
 }

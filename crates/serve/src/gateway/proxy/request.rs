@@ -106,6 +106,7 @@ where
     let protocol = match asked.protocol {
         b"HTTP/1.0" => &b"1.0"[..],
         b"HTTP/1.1" => b"1.1",
+        b"HTTP/3.0" => b"3",
         _ => b"2",
     };
     head.extend_from_slice(b"Via: ");

@@ -6,6 +6,8 @@ use std::net::Ipv4Addr;
 use http3::{Fields, RequestId};
 
 use super::gateway::Exchange3;
+use super::logging::Line;
+use super::sending::Sent;
 use super::{Deferred, H3};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
@@ -198,6 +200,24 @@ impl H3 {
             }
         };
         let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
+        // A HEAD answered with an error page has no body either.
+        let sent = self.reply(id, reply, head || method == b"HEAD", w);
+        if sent == Sent::Held && w.log.is_some() {
+            // Logged when it ends, with the bytes it sent (`h3/logging.rs`).
+            let line = Line {
+                peer: peer.ip(),
+                method,
+                path,
+                status,
+                body_bytes,
+                referer,
+                user_agent,
+                user,
+            };
+            self.log_when_done(id, line);
+            return None;
+        }
+        let body_bytes = if sent == Sent::Failed { 0 } else { body_bytes };
         let line = &mut self.log_line;
         finish(w, status, move || Entry {
             peer: peer.ip(),
@@ -208,8 +228,6 @@ impl H3 {
             user_agent,
             user,
         });
-        // A HEAD answered with an error page has no body either.
-        self.reply(id, reply, head || method == b"HEAD", w);
         None
     }
 }

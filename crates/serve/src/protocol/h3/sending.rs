@@ -11,10 +11,27 @@ use crate::protocol::Worker;
 use crate::respond::{Body, Reply};
 use crate::response::{Cached, Fields as HeadFields, Head, ReprFields};
 
+/// What became of a response [`H3::reply`] sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sent {
+    /// Handed whole to QUIC (or all that could be: a file that failed is reset).
+    Whole,
+    /// Held back by flow control, in `pending`.
+    Held,
+    /// Not sent: the stream could take no response (reset).
+    Failed,
+}
+
 impl H3 {
     /// Sends `reply` on `id`: its head, then its body as far as flow control allows; the rest
-    /// waits in `pending`.
-    pub(super) fn reply(&mut self, id: RequestId, reply: Reply, no_body: bool, w: &mut Worker) {
+    /// waits in `pending`. What became of it.
+    pub(super) fn reply(
+        &mut self,
+        id: RequestId,
+        reply: Reply,
+        no_body: bool,
+        w: &mut Worker,
+    ) -> Sent {
         let Reply {
             status, head, body, ..
         } = reply;
@@ -66,15 +83,16 @@ impl H3 {
                 let held = Pending {
                     head: Some((status, owned)),
                     rest,
+                    log: None,
                 };
                 self.pending.insert(id, held);
-                return;
+                return Sent::Held;
             }
             // The stream cannot take a response (its connection may be gone): reset, so the
             // client is not left waiting for one.
             Err(_) => {
                 let _ = self.server.reset(id, H3_INTERNAL_ERROR);
-                return;
+                return Sent::Failed;
             }
         }
         if !page.is_empty() {
@@ -84,16 +102,28 @@ impl H3 {
                     bytes: page[taken..].into(),
                     at: 0,
                 });
-                self.pending.insert(id, Pending { head: None, rest });
+                let held = Pending {
+                    head: None,
+                    rest,
+                    log: None,
+                };
+                self.pending.insert(id, held);
+                return Sent::Held;
             }
         } else if rest.is_some() {
             // Kept only if flow control holds some back: a small body goes at once, and its
             // request costs no entry in `pending`.
-            let mut held = Pending { head: None, rest };
+            let mut held = Pending {
+                head: None,
+                rest,
+                log: None,
+            };
             if !push(&mut self.server, &mut self.chunk, id, &mut held, w) {
                 self.pending.insert(id, held);
+                return Sent::Held;
             }
         }
+        Sent::Whole
     }
 
     /// Sends what `id`'s held-back response may send now. True when it is all sent (or can
