@@ -13,7 +13,11 @@
 //! from many addresses (a botnet, the /64s of an IPv6 /48) get past a count per address, so each
 //! thread also runs at most `auth_max_checks_per_second` checks (`CheckBudget`): past it,
 //! credentials not verified already get 429 unchecked, and the loop's share of time spent
-//! hashing stays bounded (50 bcrypt checks of cost 5 a second: about a tenth of a core).
+//! hashing stays bounded (50 bcrypt checks of cost 5 a second: about a tenth of a core). The
+//! budget counts time too: a check starts only while the thread's time spent hashing is within
+//! [`HASHING_SHARE`] of its time (after a burst of [`HASHING_BURST`]), so even slow hashes (the
+//! files allow bcrypt up to cost 14, about a second a check) leave a thread to its connections
+//! most of the time; a hash slower than that is refused when the file is read.
 //!
 //! A wrong password and an unknown user get the same 401: an unknown user's password is checked
 //! against a real hash of the file (`htpasswd.rs`), so both cost the same, and the hashes are
@@ -189,13 +193,25 @@ pub(crate) struct Guard {
 }
 
 /// A thread's password checks per second, as a token bucket: `per_second` tokens, one second's
-/// worth at most (a burst of a second's checks, then the rate).
+/// worth at most (a burst of a second's checks, then the rate). And the time they take, as a
+/// second bucket: a check starts only while the thread's hashing time is within
+/// [`HASHING_BURST`] plus [`HASHING_SHARE`] of the time since (a check cannot be cut short, so
+/// one may overdraw it, and the next waits until it is paid back). A count alone would not
+/// bound the time: 50 checks a second at bcrypt cost 14 are a minute of CPU.
 #[derive(Debug)]
 pub(crate) struct CheckBudget {
     per_second: f64,
     tokens: f64,
+    /// Seconds of hashing the thread may start now (negative: owed by the last check).
+    hashing: f64,
     at: Option<Instant>,
 }
+
+/// The share of a thread's time its password checks may take, over a few seconds: the rest is
+/// its connections'.
+pub const HASHING_SHARE: f64 = 0.2;
+/// Seconds of hashing a thread may spend at once (a burst of logins) before the share applies.
+pub const HASHING_BURST: f64 = 0.5;
 
 impl CheckBudget {
     pub(crate) fn new(per_second: u32) -> CheckBudget {
@@ -203,23 +219,30 @@ impl CheckBudget {
         CheckBudget {
             per_second,
             tokens: per_second,
+            hashing: HASHING_BURST,
             at: None,
         }
     }
 
-    /// Takes one check if the budget has one now.
+    /// Takes one check if the budget has one now: a token, and hashing time left.
     pub(crate) fn take(&mut self, now: Instant) -> bool {
         if let Some(at) = self.at {
-            let refill = now.saturating_duration_since(at).as_secs_f64() * self.per_second;
-            self.tokens = (self.tokens + refill).min(self.per_second);
+            let secs = now.saturating_duration_since(at).as_secs_f64();
+            self.tokens = (self.tokens + secs * self.per_second).min(self.per_second);
+            self.hashing = (self.hashing + secs * HASHING_SHARE).min(HASHING_BURST);
         }
         self.at = Some(now);
-        if self.tokens >= 1.0 {
+        if self.tokens >= 1.0 && self.hashing > 0.0 {
             self.tokens -= 1.0;
             true
         } else {
             false
         }
+    }
+
+    /// A check took `took` of the thread's CPU: what it took is owed before the next starts.
+    pub(crate) fn spent(&mut self, took: Duration) {
+        self.hashing -= took.as_secs_f64();
     }
 }
 
@@ -284,11 +307,13 @@ impl Guard {
             return Verdict::Denied(Denial::Limited(1));
         }
         let users = &self.shared.files[file];
+        let started = thread_cpu();
         let matched = credentials(value).and_then(|(user, password)| {
             let (hash, known) = users.hash_of(&user);
             // Checked whether or not the user is known: both cost one hash.
             (hash.verify(&password) && known).then_some(user)
         });
+        self.budget.spent(thread_cpu().saturating_sub(started));
         match matched {
             Some(user) => {
                 stats.auth_ok += 1;
@@ -340,6 +365,13 @@ impl Guard {
         let until = now + self.shared.cache_for;
         self.verified.insert(key, Verified { user, until });
     }
+}
+
+/// The CPU time this thread has used: what a check costs its loop, counted as CPU rather than
+/// wall time so that a machine busy with other work does not make checks look dear.
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 /// The user and password of a `Basic` credential (`Basic base64(user:password)`, the scheme

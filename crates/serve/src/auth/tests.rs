@@ -247,3 +247,21 @@ fn a_full_failure_table_keeps_its_live_counts() {
     assert!(limiter.limited(attacker, now).is_some());
     assert!(limiter.counts.len() <= MAX_TRACKED);
 }
+
+#[test]
+fn the_check_budget_counts_the_time_checks_take() {
+    let mut budget = CheckBudget::new(50);
+    let t0 = Instant::now();
+    assert!(budget.take(t0));
+    // One check that took two seconds (a slow hash on a busy thread): the next waits until
+    // the thread's share of time has paid it back, whatever the count allows.
+    budget.spent(Duration::from_secs(2));
+    let owed = (2.0 - HASHING_BURST) / HASHING_SHARE;
+    let at = |secs: f64| t0 + Duration::from_secs_f64(secs);
+    assert!(!budget.take(at(1.0)));
+    assert!(!budget.take(at(owed - 0.5)));
+    assert!(budget.take(at(owed + 0.5)));
+    // Quick checks go on at the count's rate.
+    budget.spent(Duration::from_millis(2));
+    assert!(budget.take(at(owed + 0.6)));
+}

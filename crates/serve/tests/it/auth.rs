@@ -455,6 +455,25 @@ fn a_file_with_a_refused_scheme_stops_the_start_with_its_line_named() {
     assert!(err.contains("auth.realm"), "{err}");
 }
 
+/// A bcrypt hash of cost 31 would hold its thread for days at the first check (an unknown
+/// user is checked against the first hash): the start is refused, naming the line.
+#[test]
+fn a_hash_too_slow_to_check_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hp31");
+    let bob = line("bob", "pw-bob", "-B");
+    let salt_and_hash = bob.rsplit('$').next().unwrap();
+    std::fs::write(&file, format!("g:$2y$31${salt_and_hash}\n{bob}\n")).unwrap();
+    let zone = format!("/p/={}", file.display());
+    let (code, err) = serve_exit(dir.path(), &["--basic-auth", &zone]);
+    assert_eq!((code, err.lines().count()), (Some(2), 1), "{err}");
+    let named = format!("htpasswd file {} line 1: user \"g\"", file.display());
+    assert!(
+        err.contains(&named) && err.contains("bcrypt cost 31"),
+        "{err}"
+    );
+}
+
 #[test]
 fn over_http2_a_program_gets_the_user_too() {
     let scripts = cgi_support::Scripts::new();
