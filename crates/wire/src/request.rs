@@ -123,7 +123,8 @@ pub struct Request<'b> {
     pub user_agent: Option<&'b [u8]>,
     /// `Referer` as sent (the last line wins), for the access log and gateways.
     pub referer: Option<&'b [u8]>,
-    /// `Authorization` as sent (the server's Basic authentication reads it; the last line wins).
+    /// `Authorization` as sent (the server's Basic authentication reads it); a request with two
+    /// is refused.
     pub authorization: Option<&'b [u8]>,
     /// The validated Content-Length, if any.
     pub content_length: Option<u64>,
@@ -200,6 +201,10 @@ pub enum RequestError {
     /// More than [`MAX_FIELD_LINES`] lines of `If-Match` or `If-None-Match` (400).
     #[error("too many lines of one list field")]
     TooManyFieldLines,
+    /// More than one `Authorization` field (400): which one is checked and which one a gateway
+    /// passes on must never differ.
+    #[error("more than one Authorization field")]
+    RepeatedAuthorization,
     /// A major version other than 1 (505).
     #[error("HTTP version not supported")]
     VersionNotSupported,
@@ -214,6 +219,7 @@ impl RequestError {
             RequestError::Malformed
             | RequestError::BadHost
             | RequestError::TooManyFieldLines
+            | RequestError::RepeatedAuthorization
             | RequestError::BadContentLength
             | RequestError::AmbiguousFraming => 400,
             RequestError::UnsupportedTransferEncoding => 501,

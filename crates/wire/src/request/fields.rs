@@ -10,7 +10,7 @@
 
 use super::{host, FieldLines, Method, PassedHost, Request, RequestError, RequestLimits, Version};
 use crate::field_name::FieldName;
-use crate::text::{eq_token, for_each_element, is_field_value, parse_content_length, trim_ows};
+use crate::text::{eq_token, for_each_element, is_field_value, parse_digits, trim_ows};
 
 /// The fields of one request, read one by one into a [`Request`].
 pub(super) struct Interpreter<'b> {
@@ -92,10 +92,20 @@ impl<'b> Interpreter<'b> {
             }
             FieldName::UserAgent => out.user_agent = Some(value),
             FieldName::IfNoneMatch => out.if_none_match.push(value)?,
-            FieldName::Authorization => out.authorization = Some(value),
+            // Two would let the server check one and a gateway pass the other (an upstream
+            // reads the first): 400, as nginx answers.
+            FieldName::Authorization => {
+                if out.authorization.is_some() {
+                    return Err(RequestError::RepeatedAuthorization);
+                }
+                out.authorization = Some(value);
+            }
+            // One line of one number: a second line or a list (`5, 5`), even of one length,
+            // is refused (400, as nginx does): what a request passed on is framed by must be
+            // what every reader of it takes.
             FieldName::ContentLength => {
-                let n = parse_content_length(value).ok_or(RequestError::BadContentLength)?;
-                if out.content_length.is_some_and(|prev| prev != n) {
+                let n = parse_digits(trim_ows(value)).ok_or(RequestError::BadContentLength)?;
+                if out.content_length.is_some() {
                     return Err(RequestError::BadContentLength);
                 }
                 out.content_length = Some(n);
