@@ -96,14 +96,17 @@ impl Default for RequestLimits {
 pub struct Request<'b> {
     /// The method, `Other` for any but GET and HEAD.
     pub method: Method,
-    /// The request target as sent (percent-encoding and query left in place); never empty.
+    /// The request target as sent (percent-encoding and query left in place); never empty. An
+    /// HTTP/1 absolute-form target (`http://host/path`) is given as its origin-form (`/path`),
+    /// its authority as [`host`](Self::host).
     pub target: &'b [u8],
     /// The version of the request line (HTTP/2's requests read as HTTP/1.1).
     pub version: Version,
     /// Whether the connection persists after this request: the version's default, overridden by
     /// `Connection: close` / `Connection: keep-alive`.
     pub keep_alive: bool,
-    /// Validated: RFC 3986 `host [":" port]`, present at most once.
+    /// Validated: RFC 3986 `host [":" port]`, present at most once; an absolute-form target's
+    /// authority in its place (RFC 9112 3.2.2).
     pub host: Option<&'b [u8]>,
     /// Every `If-Match` line, in order (at most [`MAX_FIELD_LINES`]).
     pub if_match: FieldLines<'b>,
@@ -349,6 +352,7 @@ fn interpret<'b>(
     for h in headers {
         interpreter.field(h.name.as_bytes(), h.value)?;
     }
+    interpreter.absolute_form()?;
     interpreter.finish()
 }
 

@@ -133,6 +133,35 @@ impl<'b> Interpreter<'b> {
         Ok(())
     }
 
+    /// An HTTP/1 request line's absolute-form target (`http://host/path`, RFC 9112 3.2.2): the
+    /// request's host is the target's authority, whatever `Host` said (the server "MUST ignore
+    /// the received Host"), and its target the origin-form path, so that what routes, logs and
+    /// is passed on names one host and one path. An authority that is not a valid host is a
+    /// 400; so is a query with no path (`http://h?q`: its origin-form `/?q` is in no buffer).
+    pub(super) fn absolute_form(&mut self) -> Result<(), RequestError> {
+        let target = self.out.target;
+        let scheme = if starts_with_ignore_case(target, b"http://") {
+            7
+        } else if starts_with_ignore_case(target, b"https://") {
+            8
+        } else {
+            return Ok(());
+        };
+        let rest = &target[scheme..];
+        let end = rest.iter().position(|&b| b == b'/' || b == b'?');
+        let (authority, path) = match end {
+            Some(i) if rest[i] == b'?' => return Err(RequestError::Malformed),
+            Some(i) => rest.split_at(i),
+            None => (rest, &b"/"[..]),
+        };
+        if !host::is_valid(authority) {
+            return Err(RequestError::BadHost);
+        }
+        self.out.host = Some(authority);
+        self.out.target = path;
+        Ok(())
+    }
+
     /// The first field is a Host `value` that passed its checks before: nothing to check again.
     pub(super) fn passed_host(&mut self, value: &'b [u8]) {
         self.out.host = Some(value);
@@ -163,6 +192,10 @@ impl<'b> Interpreter<'b> {
         };
         Ok(())
     }
+}
+
+fn starts_with_ignore_case(s: &[u8], prefix: &[u8]) -> bool {
+    s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
 /// A set of bytes as a table: one load a byte, where a chain of ranges costs several compares.
@@ -324,6 +357,7 @@ where
         return Err(RequestError::HeadersTooLarge);
     }
     meaning?;
+    interpreter.absolute_form()?;
     interpreter.out.head_len = head_len;
     interpreter.finish_in_place()
 }

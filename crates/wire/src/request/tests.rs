@@ -435,6 +435,48 @@ fn repeated_or_listed_content_length_is_refused_even_when_it_agrees() {
 }
 
 #[test]
+fn an_absolute_form_target_gives_its_path_and_its_host() {
+    let r = ok(b"GET http://admin.internal/api/abs?x=1 HTTP/1.1\r\nHost: public.example\r\n\r\n");
+    assert_eq!(
+        (r.target, r.host),
+        (&b"/api/abs?x=1"[..], Some(&b"admin.internal"[..]))
+    );
+    let r = ok(b"GET HTTPS://h.example:8443 HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(
+        (r.target, r.host),
+        (&b"/"[..], Some(&b"h.example:8443"[..]))
+    );
+    let r = ok(b"GET http://h/ HTTP/1.0\r\n\r\n");
+    assert_eq!((r.target, r.host), (&b"/"[..], Some(&b"h"[..])));
+    // Origin-form and other forms are left as they are.
+    assert_eq!(
+        ok(b"GET /http://x/ HTTP/1.1\r\nHost: h\r\n\r\n").target,
+        b"/http://x/"
+    );
+    assert_eq!(ok(b"OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n").target, b"*");
+    for (head, want) in [
+        (
+            &b"GET http://u@h/x HTTP/1.1\r\nHost: h\r\n\r\n"[..],
+            RequestError::BadHost,
+        ),
+        (
+            b"GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n",
+            RequestError::BadHost,
+        ),
+        (
+            b"GET http://a%0d%0aX:y/x HTTP/1.1\r\nHost: h\r\n\r\n",
+            RequestError::BadHost,
+        ),
+        (
+            b"GET http://h?q HTTP/1.1\r\nHost: h\r\n\r\n",
+            RequestError::Malformed,
+        ),
+    ] {
+        assert_eq!(err(head), want, "{}", String::from_utf8_lossy(head));
+    }
+}
+
+#[test]
 fn a_second_authorization_field_is_400() {
     let one = b"GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Basic YTpi\r\n\r\n";
     assert_eq!(ok(one).authorization, Some(&b"Basic YTpi"[..]));
