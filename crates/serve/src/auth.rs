@@ -6,7 +6,10 @@
 //! waits meanwhile. So a password is checked once: each thread keeps the credentials it verified
 //! (`Guard`), keyed by the SHA-256 of the whole `Authorization` value (never the password
 //! itself), bounded ([`MAX_VERIFIED`]) and expiring (`auth_cache_ms`), and a request that brings
-//! them again costs a hash and a lookup. Wrong credentials are limited per client address
+//! them again costs a hash and a lookup. What a thread verifies it also puts in a set the threads
+//! share (`Shared::verified`, bounded the same way), which a thread reads, under its lock, only
+//! when its own cache misses: so a credential let in on one thread goes in on the others with no
+//! check, even from an address the limiter holds. Wrong credentials are limited per client address
 //! (`Limiter`, shared by the threads and touched only when a check is due): past
 //! `auth_max_failures` within `auth_failure_window_ms`, credentials not verified already get 429
 //! with `Retry-After` and no check, so a flood of guesses cannot hold a loop for long. Guesses
@@ -89,6 +92,10 @@ pub(crate) struct Shared {
     zones: Vec<ZoneSpec>,
     files: Vec<Users>,
     limiter: Mutex<Limiter>,
+    /// Every thread's verified credentials, looked up only when a thread's own cache misses
+    /// (never on the path of a request it has seen): so a credential one thread let in goes in
+    /// on the others with no hash, even while its address is limited.
+    verified: Mutex<HashMap<(usize, [u8; 32]), SharedVerified>>,
     cache_for: Duration,
     checks_per_second: u32,
 }
@@ -129,6 +136,7 @@ impl Shared {
                 config.auth_max_failures,
                 Duration::from_millis(config.auth_failure_window_ms),
             )),
+            verified: Mutex::new(HashMap::new()),
             cache_for: Duration::from_millis(config.auth_cache_ms),
             checks_per_second: config.auth_max_checks_per_second.max(1),
         })))
@@ -178,6 +186,13 @@ impl Denial {
 #[derive(Debug)]
 struct Verified {
     user: Rc<[u8]>,
+    until: Instant,
+}
+
+/// One credential verified by some thread, as the threads share it.
+#[derive(Debug)]
+struct SharedVerified {
+    user: Arc<[u8]>,
     until: Instant,
 }
 
@@ -292,6 +307,12 @@ impl Guard {
             return Verdict::Allowed(v.user.clone());
         }
         let challenge = challenge.clone();
+        if let Some((user, until)) = self.verified_elsewhere(&key, now) {
+            stats.auth_ok += 1;
+            stats.auth_cached += 1;
+            self.remember(key, user.clone(), now, until);
+            return Verdict::Allowed(user);
+        }
         let limiter = || {
             self.shared
                 .limiter
@@ -317,8 +338,10 @@ impl Guard {
         match matched {
             Some(user) => {
                 stats.auth_ok += 1;
+                let until = now + self.shared.cache_for;
+                self.share(key, Arc::from(&user[..]), now, until);
                 let user: Rc<[u8]> = user.into();
-                self.remember(key, user.clone(), now);
+                self.remember(key, user.clone(), now, until);
                 Verdict::Allowed(user)
             }
             None => {
@@ -350,20 +373,57 @@ impl Guard {
             .map(|(i, _)| i)
     }
 
-    /// Keeps a verified credential; when full, drops the expired ones, then the one that
-    /// expires first.
-    fn remember(&mut self, key: (usize, [u8; 32]), user: Rc<[u8]>, now: Instant) {
-        if self.verified.len() >= MAX_VERIFIED && !self.verified.contains_key(&key) {
-            self.verified.retain(|_, v| v.until > now);
-            if self.verified.len() >= MAX_VERIFIED {
-                let first = self.verified.iter().min_by_key(|(_, v)| v.until);
-                if let Some(k) = first.map(|(k, _)| *k) {
-                    self.verified.remove(&k);
-                }
-            }
-        }
-        let until = now + self.shared.cache_for;
+    /// Keeps a verified credential until `until`; when full, drops the expired ones, then the
+    /// one that expires first.
+    fn remember(&mut self, key: (usize, [u8; 32]), user: Rc<[u8]>, now: Instant, until: Instant) {
+        make_room(&mut self.verified, &key, now, |v| v.until);
         self.verified.insert(key, Verified { user, until });
+    }
+
+    /// The user and expiry of a credential another thread verified, if one did.
+    fn verified_elsewhere(
+        &self,
+        key: &(usize, [u8; 32]),
+        now: Instant,
+    ) -> Option<(Rc<[u8]>, Instant)> {
+        let shared = self
+            .shared
+            .verified
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let v = shared.get(key).filter(|v| v.until > now)?;
+        Some((Rc::from(&v.user[..]), v.until))
+    }
+
+    /// Tells the other threads of a credential this one verified.
+    fn share(&self, key: (usize, [u8; 32]), user: Arc<[u8]>, now: Instant, until: Instant) {
+        let mut shared = self
+            .shared
+            .verified
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        make_room(&mut shared, &key, now, |v| v.until);
+        shared.insert(key, SharedVerified { user, until });
+    }
+}
+
+/// Room for `key` in a cache of verified credentials bounded by [`MAX_VERIFIED`]: when full,
+/// the expired ones go, then the one that expires first.
+fn make_room<V>(
+    cache: &mut HashMap<(usize, [u8; 32]), V>,
+    key: &(usize, [u8; 32]),
+    now: Instant,
+    until: impl Fn(&V) -> Instant,
+) {
+    if cache.len() < MAX_VERIFIED || cache.contains_key(key) {
+        return;
+    }
+    cache.retain(|_, v| until(v) > now);
+    if cache.len() >= MAX_VERIFIED {
+        let first = cache.iter().min_by_key(|(_, v)| until(v));
+        if let Some(k) = first.map(|(k, _)| *k) {
+            cache.remove(&k);
+        }
     }
 }
 
