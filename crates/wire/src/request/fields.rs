@@ -152,7 +152,9 @@ impl<'b> Interpreter<'b> {
         let (authority, path) = match end {
             Some(i) if rest[i] == b'?' => return Err(RequestError::Malformed),
             Some(i) => rest.split_at(i),
-            None => (rest, &b"/"[..]),
+            // `http://host` names the root: its `/` is the last of `://`, so the target stays
+            // a part of the request line as every part of a request is.
+            None => (rest, &target[scheme - 1..scheme]),
         };
         if !host::is_valid(authority) {
             return Err(RequestError::BadHost);
