@@ -140,6 +140,10 @@ impl<'b> Interpreter<'b> {
     /// 400; so is a query with no path (`http://h?q`: its origin-form `/?q` is in no buffer).
     pub(super) fn absolute_form(&mut self) -> Result<(), RequestError> {
         let target = self.out.target;
+        if target.first() == Some(&b'/') {
+            // Origin-form, as almost every request's: one compare.
+            return Ok(());
+        }
         let scheme = if starts_with_ignore_case(target, b"http://") {
             7
         } else if starts_with_ignore_case(target, b"https://") {
