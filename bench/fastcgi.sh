@@ -7,8 +7,9 @@
 # instance of each (a worker serves one connection at a time, so connections one server keeps
 # idle would otherwise hold workers another server waits for). The servers, each one process or
 # thread pinned to SERVER_CPU, pass /php/1k.php and /c/1k.fcgi to them:
-#   flint serve --threads 1 --fastcgi '*.php=unix:...' --fastcgi '*.fcgi=unix:...' (its default
-#               pool: 8 idle connections kept; extension patterns: a prefix pattern would have it
+#   flint serve --threads 1 --fastcgi '*.php=unix:...' --fastcgi '*.fcgi=unix:...' --fastcgi-pool 8
+#               (8 idle connections kept, as nginx's keepalive 8 and the figures measured with the
+#               default of then; the default is now 4 a thread; extension patterns: a prefix pattern would have it
 #               open each leading directory of the path too, looking for the script)
 #   nginx       fastcgi_pass to an upstream with `keepalive 8`, `fastcgi_keep_conn on`
 #   h2o         num-threads 1, file.custom-handler .php / .fcgi with fastcgi.connect, kept alive
@@ -146,7 +147,7 @@ done
 start_flint_fcgi() {
     PORT[flint]=$(free_port)
     start_pinned flint-serve "${PORT[flint]}" "$FLINT" serve "$docs" \
-        --listen "127.0.0.1:${PORT[flint]}" --threads 1 \
+        --listen "127.0.0.1:${PORT[flint]}" --threads 1 --fastcgi-pool 8 \
         --fastcgi "*.php=unix:$WORK/flint-php.sock" --fastcgi "*.fcgi=unix:$WORK/flint-c.sock"
     PID[flint]=$LAST_PID
 }

@@ -6,14 +6,21 @@
 //! waits meanwhile. So a password is checked once: each thread keeps the credentials it verified
 //! (`Guard`), keyed by the SHA-256 of the whole `Authorization` value (never the password
 //! itself), bounded ([`MAX_VERIFIED`]) and expiring (`auth_cache_ms`), and a request that brings
-//! them again costs a hash and a lookup. Wrong credentials are limited per client address
+//! them again costs a hash and a lookup. What a thread verifies it also puts in a set the threads
+//! share (`Shared::verified`, bounded the same way), which a thread reads, under its lock, only
+//! when its own cache misses: so a credential let in on one thread goes in on the others with no
+//! check, even from an address the limiter holds. Wrong credentials are limited per client address
 //! (`Limiter`, shared by the threads and touched only when a check is due): past
 //! `auth_max_failures` within `auth_failure_window_ms`, credentials not verified already get 429
 //! with `Retry-After` and no check, so a flood of guesses cannot hold a loop for long. Guesses
 //! from many addresses (a botnet, the /64s of an IPv6 /48) get past a count per address, so each
 //! thread also runs at most `auth_max_checks_per_second` checks (`CheckBudget`): past it,
 //! credentials not verified already get 429 unchecked, and the loop's share of time spent
-//! hashing stays bounded (50 bcrypt checks of cost 5 a second: about a tenth of a core).
+//! hashing stays bounded (50 bcrypt checks of cost 5 a second: about a tenth of a core). The
+//! budget counts time too: a check starts only while the thread's time spent hashing is within
+//! [`HASHING_SHARE`] of its time (after a burst of [`HASHING_BURST`]), so even slow hashes (the
+//! files allow bcrypt up to cost 14, about a second a check) leave a thread to its connections
+//! most of the time; a hash slower than that is refused when the file is read.
 //!
 //! A wrong password and an unknown user get the same 401: an unknown user's password is checked
 //! against a real hash of the file (`htpasswd.rs`), so both cost the same, and the hashes are
@@ -85,6 +92,10 @@ pub(crate) struct Shared {
     zones: Vec<ZoneSpec>,
     files: Vec<Users>,
     limiter: Mutex<Limiter>,
+    /// Every thread's verified credentials, looked up only when a thread's own cache misses
+    /// (never on the path of a request it has seen): so a credential one thread let in goes in
+    /// on the others with no hash, even while its address is limited.
+    verified: Mutex<HashMap<(usize, [u8; 32]), SharedVerified>>,
     cache_for: Duration,
     checks_per_second: u32,
 }
@@ -125,6 +136,7 @@ impl Shared {
                 config.auth_max_failures,
                 Duration::from_millis(config.auth_failure_window_ms),
             )),
+            verified: Mutex::new(HashMap::new()),
             cache_for: Duration::from_millis(config.auth_cache_ms),
             checks_per_second: config.auth_max_checks_per_second.max(1),
         })))
@@ -177,6 +189,13 @@ struct Verified {
     until: Instant,
 }
 
+/// One credential verified by some thread, as the threads share it.
+#[derive(Debug)]
+struct SharedVerified {
+    user: Arc<[u8]>,
+    until: Instant,
+}
+
 /// One event-loop thread's side: the zones with their challenges, the credentials it
 /// verified, and a buffer for the normalised path.
 pub(crate) struct Guard {
@@ -189,13 +208,25 @@ pub(crate) struct Guard {
 }
 
 /// A thread's password checks per second, as a token bucket: `per_second` tokens, one second's
-/// worth at most (a burst of a second's checks, then the rate).
+/// worth at most (a burst of a second's checks, then the rate). And the time they take, as a
+/// second bucket: a check starts only while the thread's hashing time is within
+/// [`HASHING_BURST`] plus [`HASHING_SHARE`] of the time since (a check cannot be cut short, so
+/// one may overdraw it, and the next waits until it is paid back). A count alone would not
+/// bound the time: 50 checks a second at bcrypt cost 14 are a minute of CPU.
 #[derive(Debug)]
 pub(crate) struct CheckBudget {
     per_second: f64,
     tokens: f64,
+    /// Seconds of hashing the thread may start now (negative: owed by the last check).
+    hashing: f64,
     at: Option<Instant>,
 }
+
+/// The share of a thread's time its password checks may take, over a few seconds: the rest is
+/// its connections'.
+pub const HASHING_SHARE: f64 = 0.2;
+/// Seconds of hashing a thread may spend at once (a burst of logins) before the share applies.
+pub const HASHING_BURST: f64 = 0.5;
 
 impl CheckBudget {
     pub(crate) fn new(per_second: u32) -> CheckBudget {
@@ -203,23 +234,30 @@ impl CheckBudget {
         CheckBudget {
             per_second,
             tokens: per_second,
+            hashing: HASHING_BURST,
             at: None,
         }
     }
 
-    /// Takes one check if the budget has one now.
+    /// Takes one check if the budget has one now: a token, and hashing time left.
     pub(crate) fn take(&mut self, now: Instant) -> bool {
         if let Some(at) = self.at {
-            let refill = now.saturating_duration_since(at).as_secs_f64() * self.per_second;
-            self.tokens = (self.tokens + refill).min(self.per_second);
+            let secs = now.saturating_duration_since(at).as_secs_f64();
+            self.tokens = (self.tokens + secs * self.per_second).min(self.per_second);
+            self.hashing = (self.hashing + secs * HASHING_SHARE).min(HASHING_BURST);
         }
         self.at = Some(now);
-        if self.tokens >= 1.0 {
+        if self.tokens >= 1.0 && self.hashing > 0.0 {
             self.tokens -= 1.0;
             true
         } else {
             false
         }
+    }
+
+    /// A check took `took` of the thread's CPU: what it took is owed before the next starts.
+    pub(crate) fn spent(&mut self, took: Duration) {
+        self.hashing -= took.as_secs_f64();
     }
 }
 
@@ -269,6 +307,12 @@ impl Guard {
             return Verdict::Allowed(v.user.clone());
         }
         let challenge = challenge.clone();
+        if let Some((user, until)) = self.verified_elsewhere(&key, now) {
+            stats.auth_ok += 1;
+            stats.auth_cached += 1;
+            self.remember(key, user.clone(), now, until);
+            return Verdict::Allowed(user);
+        }
         let limiter = || {
             self.shared
                 .limiter
@@ -284,16 +328,20 @@ impl Guard {
             return Verdict::Denied(Denial::Limited(1));
         }
         let users = &self.shared.files[file];
+        let started = thread_cpu();
         let matched = credentials(value).and_then(|(user, password)| {
             let (hash, known) = users.hash_of(&user);
             // Checked whether or not the user is known: both cost one hash.
             (hash.verify(&password) && known).then_some(user)
         });
+        self.budget.spent(thread_cpu().saturating_sub(started));
         match matched {
             Some(user) => {
                 stats.auth_ok += 1;
+                let until = now + self.shared.cache_for;
+                self.share(key, Arc::from(&user[..]), now, until);
                 let user: Rc<[u8]> = user.into();
-                self.remember(key, user.clone(), now);
+                self.remember(key, user.clone(), now, until);
                 Verdict::Allowed(user)
             }
             None => {
@@ -325,21 +373,65 @@ impl Guard {
             .map(|(i, _)| i)
     }
 
-    /// Keeps a verified credential; when full, drops the expired ones, then the one that
-    /// expires first.
-    fn remember(&mut self, key: (usize, [u8; 32]), user: Rc<[u8]>, now: Instant) {
-        if self.verified.len() >= MAX_VERIFIED && !self.verified.contains_key(&key) {
-            self.verified.retain(|_, v| v.until > now);
-            if self.verified.len() >= MAX_VERIFIED {
-                let first = self.verified.iter().min_by_key(|(_, v)| v.until);
-                if let Some(k) = first.map(|(k, _)| *k) {
-                    self.verified.remove(&k);
-                }
-            }
-        }
-        let until = now + self.shared.cache_for;
+    /// Keeps a verified credential until `until`; when full, drops the expired ones, then the
+    /// one that expires first.
+    fn remember(&mut self, key: (usize, [u8; 32]), user: Rc<[u8]>, now: Instant, until: Instant) {
+        make_room(&mut self.verified, &key, now, |v| v.until);
         self.verified.insert(key, Verified { user, until });
     }
+
+    /// The user and expiry of a credential another thread verified, if one did.
+    fn verified_elsewhere(
+        &self,
+        key: &(usize, [u8; 32]),
+        now: Instant,
+    ) -> Option<(Rc<[u8]>, Instant)> {
+        let shared = self
+            .shared
+            .verified
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let v = shared.get(key).filter(|v| v.until > now)?;
+        Some((Rc::from(&v.user[..]), v.until))
+    }
+
+    /// Tells the other threads of a credential this one verified.
+    fn share(&self, key: (usize, [u8; 32]), user: Arc<[u8]>, now: Instant, until: Instant) {
+        let mut shared = self
+            .shared
+            .verified
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        make_room(&mut shared, &key, now, |v| v.until);
+        shared.insert(key, SharedVerified { user, until });
+    }
+}
+
+/// Room for `key` in a cache of verified credentials bounded by [`MAX_VERIFIED`]: when full,
+/// the expired ones go, then the one that expires first.
+fn make_room<V>(
+    cache: &mut HashMap<(usize, [u8; 32]), V>,
+    key: &(usize, [u8; 32]),
+    now: Instant,
+    until: impl Fn(&V) -> Instant,
+) {
+    if cache.len() < MAX_VERIFIED || cache.contains_key(key) {
+        return;
+    }
+    cache.retain(|_, v| until(v) > now);
+    if cache.len() >= MAX_VERIFIED {
+        let first = cache.iter().min_by_key(|(_, v)| until(v));
+        if let Some(k) = first.map(|(k, _)| *k) {
+            cache.remove(&k);
+        }
+    }
+}
+
+/// The CPU time this thread has used: what a check costs its loop, counted as CPU rather than
+/// wall time so that a machine busy with other work does not make checks look dear.
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 /// The user and password of a `Basic` credential (`Basic base64(user:password)`, the scheme

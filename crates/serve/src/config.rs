@@ -37,6 +37,11 @@ use text::parsed_list_from_toml;
 pub use toml_file::ConfigError;
 pub use validate::InvalidConfig;
 
+/// Idle FastCGI connections all threads keep per application by default, at most: fewer than
+/// the 5 workers of php-fpm's default pool (Debian's `www.conf`: `pm.max_children = 5`), so
+/// one is always free for a request on a new connection.
+pub const FASTCGI_POOL_ACROSS_THREADS: usize = 4;
+
 /// Everything `flint serve` is told, one field per key of the TOML file (flags set the common
 /// ones): read once at start, checked by [`Config::validate`], then each thread takes what it
 /// needs (its responder, its protocols' limits). A missing key takes the default of
@@ -245,8 +250,9 @@ pub struct Config {
     #[serde(deserialize_with = "parsed_list_from_toml")]
     pub fastcgi: Vec<FastCgiMount>,
     /// Idle connections kept open per application and per thread for the next request
-    /// (`FCGI_KEEP_CONN`); 0 opens a connection per request.
-    pub fastcgi_pool: usize,
+    /// (`FCGI_KEEP_CONN`); 0 opens a connection per request. `None` (the default):
+    /// [`FASTCGI_POOL_ACROSS_THREADS`] shared by the threads ([`Config::effective_fastcgi_pool`]).
+    pub fastcgi_pool: Option<usize>,
     /// Reverse-proxy mounts, `[[proxy]]` tables (`config/proxy.rs`), as `--proxy` adds.
     pub proxy: Vec<ProxyMount>,
 }
@@ -276,6 +282,16 @@ impl Config {
     /// Whether the port serves TLS (a certificate and its key).
     pub fn tls(&self) -> bool {
         self.tls_cert.is_some() && self.tls_key.is_some()
+    }
+
+    /// Idle FastCGI connections each thread keeps per application: `fastcgi_pool`, or
+    /// [`FASTCGI_POOL_ACROSS_THREADS`] divided among the threads (rounded down: 0 past four
+    /// threads). An idle connection holds one of the application's workers, and a request
+    /// queued behind workers held idle by the pools waits until it times out: the default keeps
+    /// fewer than php-fpm's default pool has (Debian's `pm.max_children = 5`).
+    pub fn effective_fastcgi_pool(&self) -> usize {
+        self.fastcgi_pool
+            .unwrap_or(FASTCGI_POOL_ACROSS_THREADS / self.effective_threads())
     }
 
     /// Threads to run: `threads`, or one per available core.

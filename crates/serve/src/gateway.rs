@@ -216,7 +216,8 @@ impl Gateways {
                 "flint-spawner".to_string(),
             )?),
         };
-        let mut fcgi_pool = upstream::Pool::new(config.fastcgi.len(), config.fastcgi_pool);
+        let mut fcgi_pool =
+            upstream::Pool::new(config.fastcgi.len(), config.effective_fastcgi_pool());
         fcgi_pool.cap_idle(config.cgi_max_programs);
         let proxies = proxy::Proxies::new(&config.proxy, &mut fcgi_pool);
         let mut mounts = Vec::with_capacity(config.cgi.len());

@@ -96,14 +96,17 @@ impl Default for RequestLimits {
 pub struct Request<'b> {
     /// The method, `Other` for any but GET and HEAD.
     pub method: Method,
-    /// The request target as sent (percent-encoding and query left in place); never empty.
+    /// The request target as sent (percent-encoding and query left in place); never empty. An
+    /// HTTP/1 absolute-form target (`http://host/path`) is given as its origin-form (`/path`),
+    /// its authority as [`host`](Self::host).
     pub target: &'b [u8],
     /// The version of the request line (HTTP/2's requests read as HTTP/1.1).
     pub version: Version,
     /// Whether the connection persists after this request: the version's default, overridden by
     /// `Connection: close` / `Connection: keep-alive`.
     pub keep_alive: bool,
-    /// Validated: RFC 3986 `host [":" port]`, present at most once.
+    /// Validated: RFC 3986 `host [":" port]`, present at most once; an absolute-form target's
+    /// authority in its place (RFC 9112 3.2.2).
     pub host: Option<&'b [u8]>,
     /// Every `If-Match` line, in order (at most [`MAX_FIELD_LINES`]).
     pub if_match: FieldLines<'b>,
@@ -123,7 +126,8 @@ pub struct Request<'b> {
     pub user_agent: Option<&'b [u8]>,
     /// `Referer` as sent (the last line wins), for the access log and gateways.
     pub referer: Option<&'b [u8]>,
-    /// `Authorization` as sent (the server's Basic authentication reads it; the last line wins).
+    /// `Authorization` as sent (the server's Basic authentication reads it); a request with two
+    /// is refused.
     pub authorization: Option<&'b [u8]>,
     /// The validated Content-Length, if any.
     pub content_length: Option<u64>,
@@ -200,6 +204,10 @@ pub enum RequestError {
     /// More than [`MAX_FIELD_LINES`] lines of `If-Match` or `If-None-Match` (400).
     #[error("too many lines of one list field")]
     TooManyFieldLines,
+    /// More than one `Authorization` field (400): which one is checked and which one a gateway
+    /// passes on must never differ.
+    #[error("more than one Authorization field")]
+    RepeatedAuthorization,
     /// A major version other than 1 (505).
     #[error("HTTP version not supported")]
     VersionNotSupported,
@@ -214,6 +222,7 @@ impl RequestError {
             RequestError::Malformed
             | RequestError::BadHost
             | RequestError::TooManyFieldLines
+            | RequestError::RepeatedAuthorization
             | RequestError::BadContentLength
             | RequestError::AmbiguousFraming => 400,
             RequestError::UnsupportedTransferEncoding => 501,
@@ -343,6 +352,7 @@ fn interpret<'b>(
     for h in headers {
         interpreter.field(h.name.as_bytes(), h.value)?;
     }
+    interpreter.absolute_form()?;
     interpreter.finish()
 }
 

@@ -32,7 +32,7 @@ pub fn trim_ows(mut s: &[u8]) -> &[u8] {
     s
 }
 
-/// A Content-Length value: 1*DIGIT, or a list of identical such values (RFC 9110 8.6 lets a
+/// A response's Content-Length value: 1*DIGIT, or a list of identical such values (RFC 9110 8.6 lets a
 /// recipient accept `5, 5`). Signs, spaces inside, empty values, differing list members and
 /// values past `u64::MAX` are all `None`.
 pub(crate) fn parse_content_length(value: &[u8]) -> Option<u64> {
@@ -48,7 +48,7 @@ pub(crate) fn parse_content_length(value: &[u8]) -> Option<u64> {
 }
 
 /// 1*DIGIT as u64; `None` when empty, on any other byte, or on overflow.
-fn parse_digits(s: &[u8]) -> Option<u64> {
+pub(crate) fn parse_digits(s: &[u8]) -> Option<u64> {
     if s.is_empty() {
         return None;
     }

@@ -103,7 +103,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "PATTERN=ADDR")]
     pub fastcgi: Vec<serve::config::FastCgiMount>,
     /// Idle FastCGI connections kept per application and thread (0: one per request)
-    /// [default: 8] (`fastcgi_pool`).
+    /// [default: 4 divided among the threads, rounded down: fewer than php-fpm's default 5
+    /// workers, each of which an idle connection holds] (`fastcgi_pool`).
     #[arg(long, value_name = "N")]
     pub fastcgi_pool: Option<usize>,
     /// Send requests for targets under PREFIX, path unchanged, to the HTTP/1.1 server at URL
@@ -341,7 +342,7 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
         m
     }));
     if let Some(n) = args.fastcgi_pool {
-        config.fastcgi_pool = n;
+        config.fastcgi_pool = Some(n);
     }
     if let Some(n) = args.cgi_max_output {
         config.cgi_max_output_bytes = n;

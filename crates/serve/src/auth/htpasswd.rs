@@ -8,6 +8,10 @@
 //! guesses a second on one GPU and reads plain text outright; a server that accepted them
 //! quietly would keep such files in service. Malformed lines and a user named twice are refused
 //! the same way: a file that means something else than it says is not guessed at.
+//!
+//! A check runs on the event loop's thread and cannot be cut short, so a hash too slow to check
+//! is refused too: bcrypt above cost [`MAX_BCRYPT_COST`], SHA-crypt above
+//! [`MAX_SHA_CRYPT_ROUNDS`] rounds (at cost 31 one check would hold its thread for days).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,6 +23,15 @@ use crate::start_files::{self, StartFileError};
 /// The largest htpasswd file read: a bcrypt line is about 70 bytes, so 16 MiB holds over
 /// 200,000 users.
 pub const MAX_HTPASSWD_BYTES: u64 = 16 << 20;
+
+/// The highest bcrypt cost accepted: about 1.1 s of a thread's CPU for one check (69 ms at
+/// cost 10, doubling with each step: docs/serve.md). htpasswd's default is 5; 10 to 12 is what
+/// most applications use, 14 about the most seen in practice.
+pub const MAX_BCRYPT_COST: u32 = 14;
+
+/// The most SHA-crypt rounds accepted: about 0.3 s of a thread's CPU for one SHA-512-crypt
+/// check (1.5 ms at the default 5000).
+pub const MAX_SHA_CRYPT_ROUNDS: u32 = 1_000_000;
 
 /// Why a file is refused: one line naming it, and the line when one is at fault.
 #[derive(Debug, thiserror::Error)]
@@ -58,16 +71,22 @@ impl Hash {
             )
         };
         if ["$2y$", "$2a$", "$2b$"].iter().any(|p| text.starts_with(p)) {
-            return text
-                .parse::<bcrypt::HashParts>()
-                .map(|_| Hash::Bcrypt(text.into()))
-                .map_err(|e| format!("a malformed bcrypt hash ({e})"));
+            let parts = (text.parse::<bcrypt::HashParts>())
+                .map_err(|e| format!("a malformed bcrypt hash ({e})"))?;
+            let cost = parts.get_cost();
+            if cost > MAX_BCRYPT_COST {
+                return Err(too_slow(&format!("bcrypt cost {cost}"), MAX_BCRYPT_COST));
+            }
+            return Ok(Hash::Bcrypt(text.into()));
         }
         if text.starts_with("$5$") || text.starts_with("$6$") {
-            return if is_sha_crypt(text) {
-                Ok(Hash::ShaCrypt(text.into()))
-            } else {
-                Err("a malformed SHA-crypt hash".into())
+            return match sha_crypt_rounds(text) {
+                Some(n) if n > MAX_SHA_CRYPT_ROUNDS => Err(too_slow(
+                    &format!("SHA-crypt at {n} rounds"),
+                    MAX_SHA_CRYPT_ROUNDS,
+                )),
+                Some(_) => Ok(Hash::ShaCrypt(text.into())),
+                None => Err("a malformed SHA-crypt hash".into()),
             };
         }
         Err(if text.starts_with("$apr1$") {
@@ -88,28 +107,37 @@ impl Hash {
     }
 }
 
-/// `$5$` or `$6$`, an optional `rounds=N$` (1000 to 999,999,999), a salt of up to 16 crypt
-/// characters, and the hash: 43 characters for SHA-256, 86 for SHA-512.
-fn is_sha_crypt(text: &str) -> bool {
+/// Why a hash whose check would hold a thread too long is refused.
+fn too_slow(what: &str, max: u32) -> String {
+    format!(
+        "{what} is refused (one check would hold a server thread too long; at most {max}): \
+         hash the password again with `htpasswd -B` (bcrypt at cost 5) or a lower `-C`"
+    )
+}
+
+/// The rounds of a well-formed SHA-crypt hash (5000 when it names none), or `None`: `$5$` or
+/// `$6$`, an optional `rounds=N$` (1000 to 999,999,999), a salt of up to 16 crypt characters,
+/// and the hash: 43 characters for SHA-256, 86 for SHA-512.
+fn sha_crypt_rounds(text: &str) -> Option<u32> {
     let hash_len = if text.starts_with("$5$") { 43 } else { 86 };
     let mut fields = text[3..].split('$').collect::<Vec<_>>();
-    if let Some(rounds) = fields.first().and_then(|f| f.strip_prefix("rounds=")) {
-        let ok = rounds
+    let mut rounds = 5000;
+    if let Some(named) = fields.first().and_then(|f| f.strip_prefix("rounds=")) {
+        rounds = named
             .parse::<u32>()
-            .is_ok_and(|n| (1000..=999_999_999).contains(&n));
-        if !ok {
-            return false;
-        }
+            .ok()
+            .filter(|n| (1000..=999_999_999).contains(n))?;
         fields.remove(0);
     }
     let [salt, hash] = fields[..] else {
-        return false;
+        return None;
     };
-    salt.len() <= 16
+    let ok = salt.len() <= 16
         && !salt.is_empty()
         && salt.bytes().all(is_crypt_char)
         && hash.len() == hash_len
-        && hash.bytes().all(is_crypt_char)
+        && hash.bytes().all(is_crypt_char);
+    ok.then_some(rounds)
 }
 
 /// The crypt alphabet: `.`, `/`, digits and letters.
@@ -244,6 +272,29 @@ mod tests {
         let twice = format!("a:{BCRYPT}\na:{SHA256}\n");
         let (n, reason) = Users::parse(&twice).unwrap_err();
         assert_eq!((n, reason.contains("line 1")), (2, true), "{reason}");
+    }
+
+    /// A hash whose check would hold a thread for seconds or days is refused when read, with
+    /// its line; the most accepted is read (and never checked here: it is slow by design).
+    #[test]
+    fn hashes_too_slow_to_check_are_refused_with_their_line() {
+        let bcrypt_at = |cost: u32| BCRYPT.replacen("$05$", &format!("${cost:02}$"), 1);
+        let sha_at = |rounds: u32| SHA512.replacen("$6$", &format!("$6$rounds={rounds}$"), 1);
+        for (hash, want) in [
+            (bcrypt_at(31), "bcrypt cost 31"),
+            (bcrypt_at(MAX_BCRYPT_COST + 1), "bcrypt cost 15"),
+            (sha_at(MAX_SHA_CRYPT_ROUNDS + 1), "1000001 rounds"),
+            (sha_at(999_999_999), "999999999 rounds"),
+        ] {
+            let (n, reason) = Users::parse(&format!("ok:{BCRYPT}\nslow:{hash}\n")).unwrap_err();
+            assert_eq!(n, 2, "{hash}");
+            assert!(
+                reason.contains(want) && reason.contains("refused"),
+                "{reason}"
+            );
+        }
+        let most = format!("a:{}\nb:{}\n", bcrypt_at(14), sha_at(MAX_SHA_CRYPT_ROUNDS));
+        assert_eq!(Users::parse(&most).unwrap().len(), 2);
     }
 
     #[test]

@@ -195,7 +195,12 @@ fn the_verified_cache_is_bounded() {
     for i in 0..(MAX_VERIFIED + 10) {
         let mut digest = [0u8; 32];
         digest[..8].copy_from_slice(&(i as u64).to_le_bytes());
-        g.remember((0, digest), Rc::from(&b"u"[..]), now);
+        g.remember(
+            (0, digest),
+            Rc::from(&b"u"[..]),
+            now,
+            now + Duration::from_secs(60),
+        );
     }
     assert_eq!(g.verified.len(), MAX_VERIFIED);
 }
@@ -246,4 +251,54 @@ fn a_full_failure_table_keeps_its_live_counts() {
     // The oldest live count was not dropped to make room: the attacker stays limited.
     assert!(limiter.limited(attacker, now).is_some());
     assert!(limiter.counts.len() <= MAX_TRACKED);
+}
+
+#[test]
+fn the_check_budget_counts_the_time_checks_take() {
+    let mut budget = CheckBudget::new(50);
+    let t0 = Instant::now();
+    assert!(budget.take(t0));
+    // One check that took two seconds (a slow hash on a busy thread): the next waits until
+    // the thread's share of time has paid it back, whatever the count allows.
+    budget.spent(Duration::from_secs(2));
+    let owed = (2.0 - HASHING_BURST) / HASHING_SHARE;
+    let at = |secs: f64| t0 + Duration::from_secs_f64(secs);
+    assert!(!budget.take(at(1.0)));
+    assert!(!budget.take(at(owed - 0.5)));
+    assert!(budget.take(at(owed + 0.5)));
+    // Quick checks go on at the count's rate.
+    budget.spent(Duration::from_millis(2));
+    assert!(budget.take(at(owed + 0.6)));
+}
+
+/// Two threads share one server: a credential one verified goes in on the other with no hash,
+/// even once its address is limited (the threads' failure counts are shared, so the second
+/// thread's own cache, which never saw it, would otherwise answer 429).
+#[test]
+fn a_credential_verified_on_one_thread_goes_in_on_the_others_even_when_limited() {
+    let (_d, mut first) = guard(&["/"], 2);
+    let mut second = Guard::new(first.shared.clone());
+    let mut stats = ServerStats::default();
+    let good = basic("u:p");
+    assert!(matches!(
+        check(&mut first, "/", Some(&good), &mut stats),
+        Verdict::Allowed(_)
+    ));
+    for _ in 0..2 {
+        let v = check(&mut first, "/", Some(&basic("u:wrong")), &mut stats);
+        assert!(matches!(v, Verdict::Denied(Denial::Challenge(_))));
+    }
+    let v = check(&mut second, "/", Some(&basic("w:p")), &mut stats);
+    assert!(matches!(v, Verdict::Denied(Denial::Limited(_))), "{v:?}");
+    match check(&mut second, "/", Some(&good), &mut stats) {
+        Verdict::Allowed(user) => assert_eq!(&user[..], b"u"),
+        other => panic!("{other:?}"),
+    }
+    // Taken from the first thread's verification, then from the second's own cache.
+    assert!(matches!(
+        check(&mut second, "/", Some(&good), &mut stats),
+        Verdict::Allowed(_)
+    ));
+    assert_eq!((stats.auth_ok, stats.auth_cached), (3, 2));
+    assert_eq!((stats.auth_failed, stats.auth_limited), (2, 1));
 }

@@ -66,7 +66,7 @@ impl Default for Config {
             auth_failure_window_ms: 60_000,
             auth_max_checks_per_second: 50,
             fastcgi: Vec::new(),
-            fastcgi_pool: 8,
+            fastcgi_pool: None,
             proxy: Vec::new(),
         }
     }

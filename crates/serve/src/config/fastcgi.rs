@@ -117,7 +117,7 @@ mod tests {
         )
         .unwrap();
         let c = Config::from_file(&path).unwrap();
-        assert_eq!((c.fastcgi.len(), c.fastcgi_pool), (2, 2));
+        assert_eq!((c.fastcgi.len(), c.fastcgi_pool), (2, Some(2)));
         std::fs::write(&path, "fastcgi = [\"*.php\"]\n").unwrap();
         let e = Config::from_file(&path).unwrap_err().to_string();
         assert!(e.contains("PATTERN=ADDR"), "{e}");

@@ -375,6 +375,44 @@ fn the_access_log_names_the_user_third() {
     assert!(lines[2].starts_with("127.0.0.1 - alice [") && lines[2].contains("HTTP/2.0\" 200"));
 }
 
+/// Two `Authorization` fields: the server would check one and an upstream read the other, so
+/// the request is refused (400) over HTTP/1.1 and HTTP/2 before anything reaches the upstream.
+#[test]
+fn two_authorization_fields_are_400_and_never_reach_the_upstream() {
+    use crate::proxy_support::{mount, ok, Upstream};
+    let up = Upstream::start(|_| ok("upstream"));
+    let dir = tempfile::tempdir().unwrap();
+    let m = mount("/api/", &[up.url()], "");
+    let srv = protected(dir.path(), |c| {
+        c.auth.push(AuthZone {
+            prefix: "/api".into(),
+            file: dir.path().join("htpasswd"),
+            realm: "flint".into(),
+        });
+        c.proxy.push(m);
+    });
+    let (good, bad) = (basic("bob", "pw-bob"), basic("mallory", "x"));
+    let one = exchange(srv.addr, &get_as("/api/a", &good));
+    assert_eq!((one.status, one.body.as_slice()), (200, &b"upstream"[..]));
+    for (first, second) in [(&good, &bad), (&bad, &good), (&good, &good)] {
+        let head = format!(
+            "GET /api/a HTTP/1.1\r\nHost: t\r\nAuthorization: {first}\r\nAuthorization: {second}\r\n\r\n"
+        );
+        assert_eq!(exchange(srv.addr, &head).status, 400, "{head}");
+    }
+    let mut c = Client::new(connect(srv.addr), "localhost");
+    let fields = [("authorization", good.as_str()), ("authorization", &bad)];
+    assert_eq!(c.get("/api/a", &fields).status, 400);
+    assert_eq!(c.get("/api/a", &fields[..1]).status, 200);
+    drop(c);
+    srv.stop();
+    assert_eq!(
+        up.requests().len(),
+        2,
+        "only the requests with one field went on"
+    );
+}
+
 /// Runs `flint serve` with `args` after the root, which must exit on its own within a bound
 /// (else it is killed by its PID and the test fails); returns its status and stderr.
 fn serve_exit(root: &Path, args: &[&str]) -> (Option<i32>, String) {
@@ -453,6 +491,25 @@ fn a_file_with_a_refused_scheme_stops_the_start_with_its_line_named() {
     let (code, err) = serve_exit(dir.path(), &["--basic-auth", &zone, "--auth-realm", "a\"b"]);
     assert_eq!((code, err.lines().count()), (Some(2), 1), "{err}");
     assert!(err.contains("auth.realm"), "{err}");
+}
+
+/// A bcrypt hash of cost 31 would hold its thread for days at the first check (an unknown
+/// user is checked against the first hash): the start is refused, naming the line.
+#[test]
+fn a_hash_too_slow_to_check_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hp31");
+    let bob = line("bob", "pw-bob", "-B");
+    let salt_and_hash = bob.rsplit('$').next().unwrap();
+    std::fs::write(&file, format!("g:$2y$31${salt_and_hash}\n{bob}\n")).unwrap();
+    let zone = format!("/p/={}", file.display());
+    let (code, err) = serve_exit(dir.path(), &["--basic-auth", &zone]);
+    assert_eq!((code, err.lines().count()), (Some(2), 1), "{err}");
+    let named = format!("htpasswd file {} line 1: user \"g\"", file.display());
+    assert!(
+        err.contains(&named) && err.contains("bcrypt cost 31"),
+        "{err}"
+    );
 }
 
 #[test]

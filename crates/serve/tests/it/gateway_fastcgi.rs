@@ -199,10 +199,39 @@ fn keep_alive_requests_reuse_one_fastcgi_connection() {
 
     // Without a pool, a connection per request.
     let relay = Relay::new(&fpm.socket);
-    let srv = php_server(&relay.addr(), |c| c.fastcgi_pool = 0);
+    let srv = php_server(&relay.addr(), |c| c.fastcgi_pool = Some(0));
     keep_alive_requests(&srv, 3);
     assert!(eventually(WAIT, || relay.accepted() == 3));
     assert_eq!(srv.stop().fastcgi_connects, 3);
+}
+
+/// php-fpm as Debian configures it (5 workers) behind two threads, 8 requests at once, twice:
+/// an idle pooled connection holds a worker, so with more kept than there are workers the
+/// requests queued behind them waited for the timeout (504). The default pool keeps fewer.
+#[test]
+fn the_default_pool_never_holds_every_worker_of_a_default_php_fpm() {
+    let fpm = App::php_fpm(5);
+    let srv = php_server(&fpm.addr(), |c| {
+        c.threads = 2;
+        c.cgi_timeout_ms = 8000;
+    });
+    write_file(
+        srv.root.path(),
+        "nap.php",
+        "<?php usleep(200000); echo 'ok';",
+    );
+    for round in 0..2 {
+        let clients: Vec<_> = (0..8)
+            .map(|_| {
+                let addr = srv.addr;
+                std::thread::spawn(move || exchange(addr, &get("/nap.php")).status)
+            })
+            .collect();
+        let statuses: Vec<u16> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+        assert_eq!(statuses, [200; 8], "round {round}");
+    }
+    let st = srv.stop();
+    assert_eq!((st.fastcgi_requests, st.cgi_timeouts), (16, 0));
 }
 
 #[test]

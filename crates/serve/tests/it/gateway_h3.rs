@@ -244,6 +244,40 @@ fn basic_authentication_stands_in_front_of_a_program_over_http3() {
     assert_eq!((st.cgi_requests, st.cgi_starts), (1, 1));
 }
 
+/// Two `authorization` fields: one would be checked and the other passed on, so the request
+/// is refused (400) before it reaches the upstream, as over HTTP/1.1 and HTTP/2.
+#[test]
+fn two_authorization_fields_are_400_over_http3() {
+    let fx = CgiH3::new();
+    let up = Upstream::start(echo);
+    let zone = alice_zone(fx.certs.ca.dir(), "/api");
+    let m = mount("/api/", &[up.url()], "");
+    let (srv, mut d) = fx.start(|c| {
+        c.auth.push(zone);
+        c.proxy.push(m);
+    });
+    let (good, bad) = (basic("alice", "pw-alice"), basic("mallory", "x"));
+    let streams = [
+        d.request("GET", "/api/a", &[("authorization", &good)]),
+        d.request(
+            "GET",
+            "/api/a",
+            &[("authorization", &good), ("authorization", &bad)],
+        ),
+        d.request(
+            "GET",
+            "/api/a",
+            &[("authorization", &bad), ("authorization", &good)],
+        ),
+    ];
+    let got = d.wait(&streams);
+    let statuses: Vec<u16> = got.iter().map(|g| g.status).collect();
+    assert_eq!(statuses, [200, 400, 400]);
+    d.close();
+    srv.stop();
+    assert_eq!(up.requests().len(), 1);
+}
+
 #[test]
 fn a_program_cut_short_after_its_head_sends_its_head_and_bytes_then_a_reset() {
     let fx = CgiH3::new();

@@ -220,6 +220,57 @@ fn a_silent_upstream_times_out_with_504_and_a_stall_or_crash_mid_body_cuts_the_r
     assert_eq!((st.proxy_timeouts, st.proxy_resets), (2, 1));
 }
 
+/// An absolute-form target (RFC 9112 3.2.2): its authority is the request's host, whatever
+/// `Host` says, and the upstream gets the origin-form path, never the absolute URL.
+#[test]
+fn an_absolute_form_target_goes_on_as_its_path_with_its_host() {
+    let up = Upstream::start(|_| ok("abs"));
+    let srv = proxy_to(&up, "");
+    let r = ask(
+        &srv,
+        "GET http://admin.internal/api/abs?x=1 HTTP/1.1\r\nHost: public.example\r\n\r\n",
+    );
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"abs"[..]));
+    // Outside the mount, the files answer its path; a bad authority is a 400.
+    assert_eq!(
+        ask(&srv, "GET HTTP://h/a.txt HTTP/1.1\r\nHost: h\r\n\r\n").status,
+        200
+    );
+    let bad = "GET http://u@admin.internal/api/abs HTTP/1.1\r\nHost: public.example\r\n\r\n";
+    assert_eq!(ask(&srv, bad).status, 400);
+    srv.stop();
+    let got = up.requests();
+    assert_eq!(got.len(), 1);
+    assert!(
+        got[0].head.starts_with("GET /api/abs?x=1 HTTP/1.1\r\n"),
+        "{}",
+        got[0].head
+    );
+    assert_eq!(got[0].field("host"), Some("admin.internal"));
+    assert_eq!(got[0].field("x-forwarded-host"), Some("admin.internal"));
+    assert!(!got[0].head.contains("public.example"), "{}", got[0].head);
+}
+
+/// An upstream that sends `103 Early Hints` every 10 ms and never a final head: the 1xx heads
+/// are skipped and do not move the deadline, so the request gets 504 at `first_byte_timeout_ms`
+/// (the idle gap, far longer than 10 ms, would never come).
+#[test]
+fn endless_1xx_heads_time_out_at_the_first_byte_timeout() {
+    let mut hints = Vec::new();
+    for _ in 0..1000 {
+        hints.push(reply("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"));
+        hints.push(Step::Sleep(Duration::from_millis(10)));
+    }
+    hints.push(Step::Close);
+    let hints = std::sync::Mutex::new(Some(hints));
+    let up = Upstream::start(move |_| hints.lock().unwrap().take().unwrap_or_default());
+    let srv = proxy_to(&up, "first_byte_timeout_ms = 500\nidle_timeout_ms = 2000");
+    let r = ask(&srv, "GET /api/hints HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 504);
+    let st = srv.stop();
+    assert_eq!((st.proxy_timeouts, st.proxy_resets), (1, 0));
+}
+
 #[test]
 fn a_body_longer_than_its_length_never_reaches_another_request() {
     let up = Upstream::start(|_| {

@@ -1,5 +1,5 @@
 //! Request smuggling through the proxy: the published desync cases (CL.TE, TE.CL, TE.TE
-//! variants, two lengths, obs-fold, bare CR and LF) sent to a proxy whose upstream records every
+//! variants, two lengths even equal ones, obs-fold, bare CR, a bare LF inside a field) sent to a proxy whose upstream records every
 //! byte it receives. serve's request parser refuses each before anything reaches the upstream,
 //! so no smuggled request (nor any byte of the refused one) arrives, and the connection closes.
 
@@ -62,6 +62,14 @@ fn cases() -> Vec<(&'static str, String)> {
         (
             "a length list",
             format!("{post}Content-Length: 0, {n}\r\n\r\n{SMUGGLED}"),
+        ),
+        (
+            "two equal lengths",
+            format!("{post}Content-Length: {n}\r\nContent-Length: {n}\r\n\r\n{SMUGGLED}"),
+        ),
+        (
+            "a list of one length twice",
+            format!("{post}Content-Length: {n}, {n}\r\n\r\n{SMUGGLED}"),
         ),
         (
             "a signed length",

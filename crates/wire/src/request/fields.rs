@@ -10,7 +10,7 @@
 
 use super::{host, FieldLines, Method, PassedHost, Request, RequestError, RequestLimits, Version};
 use crate::field_name::FieldName;
-use crate::text::{eq_token, for_each_element, is_field_value, parse_content_length, trim_ows};
+use crate::text::{eq_token, for_each_element, is_field_value, parse_digits, trim_ows};
 
 /// The fields of one request, read one by one into a [`Request`].
 pub(super) struct Interpreter<'b> {
@@ -92,10 +92,20 @@ impl<'b> Interpreter<'b> {
             }
             FieldName::UserAgent => out.user_agent = Some(value),
             FieldName::IfNoneMatch => out.if_none_match.push(value)?,
-            FieldName::Authorization => out.authorization = Some(value),
+            // Two would let the server check one and a gateway pass the other (an upstream
+            // reads the first): 400, as nginx answers.
+            FieldName::Authorization => {
+                if out.authorization.is_some() {
+                    return Err(RequestError::RepeatedAuthorization);
+                }
+                out.authorization = Some(value);
+            }
+            // One line of one number: a second line or a list (`5, 5`), even of one length,
+            // is refused (400, as nginx does): what a request passed on is framed by must be
+            // what every reader of it takes.
             FieldName::ContentLength => {
-                let n = parse_content_length(value).ok_or(RequestError::BadContentLength)?;
-                if out.content_length.is_some_and(|prev| prev != n) {
+                let n = parse_digits(trim_ows(value)).ok_or(RequestError::BadContentLength)?;
+                if out.content_length.is_some() {
                     return Err(RequestError::BadContentLength);
                 }
                 out.content_length = Some(n);
@@ -120,6 +130,41 @@ impl<'b> Interpreter<'b> {
             FieldName::IfUnmodifiedSince => out.if_unmodified_since = Some(value),
             _ => {}
         }
+        Ok(())
+    }
+
+    /// An HTTP/1 request line's absolute-form target (`http://host/path`, RFC 9112 3.2.2): the
+    /// request's host is the target's authority, whatever `Host` said (the server "MUST ignore
+    /// the received Host"), and its target the origin-form path, so that what routes, logs and
+    /// is passed on names one host and one path. An authority that is not a valid host is a
+    /// 400; so is a query with no path (`http://h?q`: its origin-form `/?q` is in no buffer).
+    pub(super) fn absolute_form(&mut self) -> Result<(), RequestError> {
+        let target = self.out.target;
+        if target.first() == Some(&b'/') {
+            // Origin-form, as almost every request's: one compare.
+            return Ok(());
+        }
+        let scheme = if starts_with_ignore_case(target, b"http://") {
+            7
+        } else if starts_with_ignore_case(target, b"https://") {
+            8
+        } else {
+            return Ok(());
+        };
+        let rest = &target[scheme..];
+        let end = rest.iter().position(|&b| b == b'/' || b == b'?');
+        let (authority, path) = match end {
+            Some(i) if rest[i] == b'?' => return Err(RequestError::Malformed),
+            Some(i) => rest.split_at(i),
+            // `http://host` names the root: its `/` is the last of `://`, so the target stays
+            // a part of the request line as every part of a request is.
+            None => (rest, &target[scheme - 1..scheme]),
+        };
+        if !host::is_valid(authority) {
+            return Err(RequestError::BadHost);
+        }
+        self.out.host = Some(authority);
+        self.out.target = path;
         Ok(())
     }
 
@@ -153,6 +198,10 @@ impl<'b> Interpreter<'b> {
         };
         Ok(())
     }
+}
+
+fn starts_with_ignore_case(s: &[u8], prefix: &[u8]) -> bool {
+    s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
 /// A set of bytes as a table: one load a byte, where a chain of ranges costs several compares.
@@ -314,6 +363,7 @@ where
         return Err(RequestError::HeadersTooLarge);
     }
     meaning?;
+    interpreter.absolute_form()?;
     interpreter.out.head_len = head_len;
     interpreter.finish_in_place()
 }

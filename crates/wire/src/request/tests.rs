@@ -415,15 +415,77 @@ fn content_length_that_is_not_all_digits_is_rejected() {
 }
 
 #[test]
-fn repeated_content_length_must_agree() {
-    let same = b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n";
-    assert_eq!(ok(same).content_length, Some(5));
+fn repeated_or_listed_content_length_is_refused_even_when_it_agrees() {
+    // RFC 9110 8.6 lets a recipient take `5, 5` or two lines of 5 as one length; a proxy that
+    // passes the request on is safer refusing them, as nginx does (400).
+    for head in [
+        &b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n"[..],
+        b"POST / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n",
+        b"POST / HTTP/1.1\r\nContent-Length: 5,5\r\n\r\n",
+    ] {
+        let e = err(head);
+        assert_eq!((e, e.status()), (RequestError::BadContentLength, 400));
+    }
     let differing = b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n";
     assert_eq!(err(differing), RequestError::BadContentLength);
     assert_eq!(
         err(b"POST / HTTP/1.1\r\nContent-Length: 5, 6\r\n\r\n"),
         RequestError::BadContentLength
     );
+}
+
+#[test]
+fn an_absolute_form_target_gives_its_path_and_its_host() {
+    let r = ok(b"GET http://admin.internal/api/abs?x=1 HTTP/1.1\r\nHost: public.example\r\n\r\n");
+    assert_eq!(
+        (r.target, r.host),
+        (&b"/api/abs?x=1"[..], Some(&b"admin.internal"[..]))
+    );
+    let r = ok(b"GET HTTPS://h.example:8443 HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(
+        (r.target, r.host),
+        (&b"/"[..], Some(&b"h.example:8443"[..]))
+    );
+    let r = ok(b"GET http://h/ HTTP/1.0\r\n\r\n");
+    assert_eq!((r.target, r.host), (&b"/"[..], Some(&b"h"[..])));
+    // Origin-form and other forms are left as they are.
+    assert_eq!(
+        ok(b"GET /http://x/ HTTP/1.1\r\nHost: h\r\n\r\n").target,
+        b"/http://x/"
+    );
+    assert_eq!(ok(b"OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n").target, b"*");
+    for (head, want) in [
+        (
+            &b"GET http://u@h/x HTTP/1.1\r\nHost: h\r\n\r\n"[..],
+            RequestError::BadHost,
+        ),
+        (
+            b"GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n",
+            RequestError::BadHost,
+        ),
+        (
+            b"GET http://a%0d%0aX:y/x HTTP/1.1\r\nHost: h\r\n\r\n",
+            RequestError::BadHost,
+        ),
+        (
+            b"GET http://h?q HTTP/1.1\r\nHost: h\r\n\r\n",
+            RequestError::Malformed,
+        ),
+    ] {
+        assert_eq!(err(head), want, "{}", String::from_utf8_lossy(head));
+    }
+}
+
+#[test]
+fn a_second_authorization_field_is_400() {
+    let one = b"GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Basic YTpi\r\n\r\n";
+    assert_eq!(ok(one).authorization, Some(&b"Basic YTpi"[..]));
+    for second in ["Authorization: Basic Yzpk", "authorization: Basic YTpi"] {
+        let head =
+            format!("GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Basic YTpi\r\n{second}\r\n\r\n");
+        let e = err(head.as_bytes());
+        assert_eq!((e, e.status()), (RequestError::RepeatedAuthorization, 400));
+    }
 }
 
 #[test]

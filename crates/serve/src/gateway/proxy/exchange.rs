@@ -6,8 +6,9 @@
 //! `wire` (`parse_response_head`) and its body followed by `wire`'s `BodyDecoder` (length,
 //! chunked, or the close), handed out decoded, as a program's CGI output.
 //!
-//! The upstream's 1xx heads are skipped; a 101 (a protocol switch this proxy does not carry)
-//! fails the request (502). Trailers are dropped. A body longer than its length, a malformed
+//! The upstream's 1xx heads are skipped (they do not move the deadline of the final head:
+//! `first_byte_timeout_ms` from the request's end); a 101 (a protocol switch this proxy does
+//! not carry) fails the request (502). Trailers are dropped. A body longer than its length, a malformed
 //! head or chunk, or a connection that ends early marks the connection broken: it is closed,
 //! never pooled, so nothing of it reaches another client. A failed write of the request
 //! after part of it went ends the request body, not the exchange: an upstream may answer
@@ -132,6 +133,9 @@ pub(crate) struct Exchange {
     pub overlong: bool,
     /// Something moved since the deadline was set.
     moved: bool,
+    /// The request is out and the deadline is the final head's (`first_byte`): set once, not
+    /// moved by 1xx heads or a head arriving in pieces.
+    awaiting_head: bool,
     /// The request's last byte was written by the last write: no answer can be read yet.
     just_sent: bool,
     pub deadline: Instant,
@@ -203,6 +207,7 @@ impl Exchange {
             failure: None,
             overlong: false,
             moved: false,
+            awaiting_head: false,
             just_sent: false,
             deadline: now + connect,
             timeouts: up.timeouts,
@@ -301,14 +306,20 @@ impl Exchange {
     }
 
     /// The deadline for what the exchange waits for now, moved when something moved: the
-    /// connection, the response's first byte once the request is out, else the idle gap.
+    /// connection; once the request is out, the final response head, within `first_byte` of
+    /// then whatever comes before it (1xx heads, sent forever, would otherwise hold the request
+    /// and its slot without end); else the idle gap.
     pub fn progress(&mut self, now: Instant) {
         if !std::mem::take(&mut self.moved) {
             return;
         }
+        let request_out = self.body_left == 0 && self.sent == self.out.len();
         let wait = if !self.connected {
             self.timeouts.connect
-        } else if !self.received && self.body_left == 0 && self.sent == self.out.len() {
+        } else if matches!(self.state, State::Head) && request_out {
+            if std::mem::replace(&mut self.awaiting_head, true) {
+                return;
+            }
             self.timeouts.first_byte
         } else {
             self.timeouts.idle
@@ -361,6 +372,7 @@ impl Exchange {
         self.write_failed = false;
         self.sent = 0;
         self.connected = false;
+        self.awaiting_head = false;
         self.deadline = now + self.timeouts.connect;
         self.send_pending()
     }

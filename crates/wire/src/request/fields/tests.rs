@@ -123,6 +123,14 @@ fn bad_meaning_is_the_same_error() {
     same_default(b"GET", b"/", Some(b"h"), &[(b"host", b"h")]);
     same_default(b"GET", b"/", Some(b"a b"), &[]);
     same_default(b"GET", b"/", None, &[(&b"if-match"[..], &b"1"[..]); 9]);
+    same_default(b"GET", b"http://h/x", Some(b"h"), &[]);
+    same_default(b"GET", b"http://a@h/x", Some(b"h"), &[]);
+    // Two credentials: which one is checked and which one passes on must not differ.
+    let twice: Fields = &[
+        (b"authorization", b"Basic YTpi"),
+        (b"authorization", b"Basic Yzpk"),
+    ];
+    same_default(b"GET", b"/", Some(b"h"), twice);
     // The syntax of a later field is checked before the meaning of an earlier one.
     same_default(
         b"GET",
