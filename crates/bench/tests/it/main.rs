@@ -10,7 +10,9 @@
 //! Caddy (engine_h3), which cannot be told port 0, gets a port found free and released, which
 //! another test may take first: it is started again on another port, and ready only once its
 //! own pid listens there. A port that must refuse connects (`common::refused_addr`) is held
-//! bound, never listening, for the test's life.
+//! bound, never listening, for the test's life. One test reads a run's thread in `/proc/self`
+//! (by its name, which every run's first thread has): engine_h3_early's stalled handshake, in a
+//! process of its own (this executable run again with that test alone).
 //!
 //! Kept apart, each in an executable of its own (tests/engine_alloc*.rs): the allocation tests.
 //! Their counting allocator (`test_support::alloc::Counting`) is the process's global allocator
@@ -46,6 +48,8 @@ mod report_support;
 mod udp;
 // What the HTTP/3 engine tests against it start alike.
 mod h3_runs;
+// A relay holding the server's flight to a resumed connection until it has seen 0-RTT.
+mod h3_hold;
 
 mod engine_app_build_once;
 mod engine_app_cookie_gate;

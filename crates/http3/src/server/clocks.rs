@@ -2,11 +2,17 @@
 //! any packet restarts and so bounds nothing a client that PINGs wants to hold:
 //!
 //! - the handshake, and each request stream's header block from the stream's first byte
-//!   (header timeout): a handshake past it is closed, a stream reset with
-//!   H3_REQUEST_INCOMPLETE;
-//! - a connection with no whole request under way (keep-alive timeout; a stream still in
-//!   its header block does not count): a GOAWAY, then a CONNECTION_CLOSE with H3_NO_ERROR
-//!   once it is sent;
+//!   (header timeout): a handshake past it is closed (a 0-RTT one too, whose HTTP/3 is set up
+//!   before it is done), a stream reset with H3_REQUEST_INCOMPLETE;
+//! - a connection done with its handshake and with no whole request under way (keep-alive
+//!   timeout; a stream still in its header block does not count): a GOAWAY naming the first
+//!   stream not seen, then a CONNECTION_CLOSE with H3_NO_ERROR once it is sent and every
+//!   stream seen before it is done with. A request whose datagram came in the turn the
+//!   keep-alive was acted on (a server late to its deadline) is seen but not handed out yet:
+//!   it is answered before the close, not cut by it (a header block left unfinished holds
+//!   nothing: it has the header timeout). A 0-RTT connection's keep-alive counts
+//!   from the end of its handshake, not from its ClientHello: its requests may come in a
+//!   later datagram than the ClientHello, and the handshake has its own deadline;
 //! - responses under way that make no progress (send timeout): nothing more taken by flow
 //!   control and no stream let go of by QUIC (acknowledged whole), as when a client does not
 //!   acknowledge or does not open its windows: the streams are reset and the connection
@@ -38,7 +44,7 @@
 //! a deadline, and a body's clock noted at its head, moved by each read of it and dropped at
 //! its end.
 
-use super::goaway::{settled, write_goaway};
+use super::goaway::{goaway_done, settled, write_goaway};
 use super::{Conn, ConnId, RequestId, ServerCounts, ServerEvent};
 use crate::config::Timeouts;
 use crate::{H3_NO_ERROR, H3_REQUEST_CANCELLED, H3_REQUEST_INCOMPLETE};
@@ -154,7 +160,9 @@ pub(super) fn update(conn: &mut Conn, now: Instant, recheck: bool) {
     if conn.h3.is_none() {
         return;
     }
-    let busy = !conn.blocked.is_empty() || !settled(conn);
+    // A handshake under way (a 0-RTT connection's HTTP/3 is set up at its ClientHello) is not
+    // quiet: it has the handshake's deadline, and its requests may still be on their way.
+    let busy = !conn.quic.is_established() || !conn.blocked.is_empty() || !settled(conn);
     // A response let go of by QUIC (acknowledged whole, or stopped by the client) is
     // progress. Acknowledgements are what let go of them, so the list is walked only once
     // the client's count of them moved (a STOP_SENDING alone waits for the deadline's walk):
@@ -199,8 +207,9 @@ pub(super) fn due(conn: &Conn, t: &Timeouts) -> Option<Instant> {
     if conn.quic.local_error().is_some() || conn.quic.is_draining() || conn.quic.is_closed() {
         return None;
     }
+    let handshake = handshaking(conn).then(|| conn.accepted_at + t.header);
     if conn.h3.is_none() {
-        return Some(conn.accepted_at + t.header);
+        return handshake;
     }
     let header = conn.heads.first().map(|&(_, since)| since + t.header);
     let keep_alive = (conn.quiet_since)
@@ -208,7 +217,15 @@ pub(super) fn due(conn: &Conn, t: &Timeouts) -> Option<Instant> {
         .map(|since| since + t.keep_alive);
     let send = conn.waiting.then(|| conn.progress_at + t.send);
     let body = conn.bodies.iter().map(|b| b.deadline(t)).min();
-    [header, keep_alive, send, body].into_iter().flatten().min()
+    [handshake, header, keep_alive, send, body]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// The handshake is not done: no HTTP/3 yet, or a 0-RTT connection's HTTP/3 before it.
+fn handshaking(conn: &Conn) -> bool {
+    conn.h3.is_none() || !conn.quic.is_established()
 }
 
 /// Acts on every deadline of the connection `id` that `now` has passed, counting each; a
@@ -221,13 +238,15 @@ pub(super) fn expire(
     counts: &mut ServerCounts,
     events: &mut VecDeque<ServerEvent>,
 ) {
-    if conn.h3.is_none() {
-        if conn.accepted_at + t.header <= now {
-            let _ = conn.quic.close(false, 0x0, b"handshake timeout");
-            counts.handshake_timeouts += 1;
-        }
+    if handshaking(conn) && conn.accepted_at + t.header <= now {
+        let _ = conn.quic.close(false, 0x0, b"handshake timeout");
+        counts.handshake_timeouts += 1;
         return;
     }
+    if conn.h3.is_none() {
+        return;
+    }
+    let mut heads_reset = false;
     while let Some(&(stream, since)) = conn.heads.first() {
         if since + t.header > now {
             break;
@@ -241,6 +260,7 @@ pub(super) fn expire(
                 .is_ok();
         }
         counts.header_timeouts += u64::from(reset);
+        heads_reset = true;
     }
     expire_bodies(conn, id, t, now, counts, events);
     if conn.waiting && conn.progress_at + t.send <= now && !acknowledging(conn, now) {
@@ -260,11 +280,15 @@ pub(super) fn expire(
         return;
     }
     if conn.goaway.is_none() && conn.quiet_since.is_some_and(|q| q + t.keep_alive <= now) {
+        // Every stream seen is processed (RFC 9114 5.2: the GOAWAY names the first one not).
         conn.goaway = Some(conn.next_stream);
         counts.goaways_sent += u64::from(write_goaway(conn));
-        conn.close_when_sent = true;
+        conn.close_when_sent |= goaway_done(conn);
         conn.quiet_since = None;
         counts.keep_alive_closes += 1;
+    } else if conn.goaway.is_some() && heads_reset {
+        // Streams the GOAWAY waited for never came whole (reset above).
+        conn.close_when_sent |= goaway_done(conn);
     }
 }
 

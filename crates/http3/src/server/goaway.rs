@@ -32,7 +32,7 @@ impl Server {
             conn.goaway = Some(conn.last_request.map_or(0, |s| s + 4));
             self.counts.goaways_sent += u64::from(write_goaway(conn));
             // Closed once the GOAWAY is out: closing now would drop it unsent.
-            conn.close_when_sent |= settled(conn);
+            conn.close_when_sent |= goaway_done(conn);
             self.mark_send(slot);
         }
     }
@@ -55,6 +55,21 @@ pub(super) fn settled(conn: &mut Conn) -> bool {
         }
     }
     true
+}
+
+/// After a GOAWAY: whether every request stream below it is done with, so that the connection
+/// may close once what is queued is sent. Those handed out are `settled`; one seen and not
+/// handed out yet is done with unless bytes of it wait unread by HTTP/3: a request whose
+/// datagram came in the turn the keep-alive was acted on (polled after it) is answered first,
+/// while a header block left unfinished, already read as far as it goes, holds nothing (it
+/// would let a client keep the connection past its keep-alive).
+pub(super) fn goaway_done(conn: &mut Conn) -> bool {
+    let Some(first) = conn.goaway else {
+        return false;
+    };
+    let quic = &conn.quic;
+    let unread = |&(stream, _): &(u64, _)| stream < first && quic.stream_readable(stream);
+    !conn.heads.iter().any(unread) && settled(conn)
 }
 
 /// Writes `conn`'s GOAWAY if it is not written yet and the control stream has room (a full

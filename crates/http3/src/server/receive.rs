@@ -3,7 +3,7 @@
 //! connection queued to be polled and sent from.
 
 use super::accept::address_key;
-use super::goaway::{settled, write_goaway};
+use super::goaway::{goaway_done, write_goaway};
 use super::resets::reset_acknowledged;
 use super::{clocks, ConnId, RequestId, Server, ServerEvent, DATA_FRAME_HEADER};
 use crate::cid;
@@ -88,7 +88,8 @@ impl Server {
                 .and_then(|c| Ok(h3::Connection::with_transport(&mut conn.quic, &c)?))
             {
                 conn.h3 = Some(h3);
-                conn.quiet_since = Some(now);
+                // Quiet from now if nothing is under way (`clocks::update` below), and only
+                // once the handshake is done (a 0-RTT connection's is not yet).
                 self.handshakes -= 1;
                 self.counts.resumed += u64::from(conn.quic.is_resumed());
                 // The client is at its address now: it counts against it, or, the address
@@ -116,7 +117,7 @@ impl Server {
         if conn.goaway.is_some() {
             self.counts.goaways_sent += u64::from(write_goaway(conn));
             // Closed once the GOAWAY is out: closing now would drop it unsent.
-            conn.close_when_sent |= settled(conn);
+            conn.close_when_sent |= goaway_done(conn);
         }
         // Responses held back by flow control may go on now.
         let mut i = 0;
