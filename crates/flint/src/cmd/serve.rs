@@ -217,7 +217,7 @@ fn print_stopped(stats: &ServerStats) {
     }
     if stats.cgi_requests > 0 || stats.fastcgi_requests > 0 {
         status!(
-            "gateways: CGI {} requests, {} programs started; FastCGI {} requests on {} new connections ({} sent again); failures: {} busy (503), {} not started, {} at the FastCGI application (502), {} timed out, {} bad heads (502), {} died, {} over the output limit",
+            "gateways: CGI {} requests, {} programs started; FastCGI {} requests on {} new connections ({} sent again); failures: {} busy (503), {} not started, {} at the FastCGI application (502), {} timed out, {} bad heads (502), {} died, {} over the output limit; {} killed at shutdown",
             stats.cgi_requests,
             stats.cgi_starts,
             stats.fastcgi_requests,
@@ -230,6 +230,7 @@ fn print_stopped(stats: &ServerStats) {
             stats.cgi_bad_heads,
             stats.cgi_died,
             stats.cgi_output_limits,
+            stats.cgi_killed_at_shutdown,
         );
     }
     if stats.proxy_requests > 0 {
