@@ -1,0 +1,32 @@
+//! With `symlinks_outside_root = true` a link in the document root may lead anywhere, but not
+//! into a CGI directory: a program's bytes (its source, its secrets) are never served as a
+//! file, whether the link names the program or a directory above it.
+
+use std::os::unix::fs::symlink;
+
+use crate::cgi_support::*;
+use crate::common::*;
+
+#[test]
+fn a_link_out_of_the_root_into_a_cgi_directory_is_not_served() {
+    let scripts = Scripts::new();
+    scripts.add("hello", &format!("# SECRET-CGI\n{HELLO}"));
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("o.txt"), "outside").unwrap();
+    let srv = start(&scripts, |c| c.symlinks_outside_root = true);
+    let root = srv.root.path();
+    symlink(scripts.path().join("hello"), root.join("prog")).unwrap();
+    symlink(scripts.path(), root.join("bin")).unwrap();
+    symlink(outside.path().join("o.txt"), root.join("o.txt")).unwrap();
+    for target in ["/prog", "/bin/hello"] {
+        let r = ask(&srv, &get(target));
+        let text = String::from_utf8_lossy(&r.body);
+        assert_eq!(r.status, 404, "{target}: {text}");
+        assert!(!text.contains("SECRET"), "{target}: {text}");
+    }
+    // Other links out of the root are still followed, and the program still runs.
+    let r = ask(&srv, &get("/o.txt"));
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"outside"[..]));
+    let r = ask(&srv, &get("/cgi-bin/hello"));
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hello\n"[..]));
+}
