@@ -119,6 +119,10 @@ impl Responder {
         for mount in &config.cgi {
             root.refuse_under(&mount.dir);
         }
+        // Nor to a script's, by another name than the one a gateway claims.
+        for ending in config.script_endings() {
+            root.refuse_ending(ending);
+        }
         Ok(Responder {
             root,
             index: config.index.clone(),

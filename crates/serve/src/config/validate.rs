@@ -3,7 +3,7 @@
 use crate::tls_setup::upstream;
 
 use super::proxy;
-use super::{Config, FastCgiPattern, ProxyMount};
+use super::{Config, ProxyMount};
 
 /// A value no server can run with: one line naming the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -173,16 +173,7 @@ impl Config {
         }
         // A directory's index is opened from the files: one a gateway would run (`index.php`
         // beside `*.php`) would go out as its source at `GET /`.
-        let script_exts = self.fastcgi.iter().filter_map(|m| match &m.pattern {
-            FastCgiPattern::Extension(ext) => Some(ext),
-            FastCgiPattern::Prefix(_) => None,
-        });
-        if self
-            .cgi_extensions
-            .iter()
-            .chain(script_exts)
-            .any(|e| self.index.ends_with(e.as_str()))
-        {
+        if self.script_endings().any(|e| self.index.ends_with(e)) {
             return Err(InvalidConfig {
                 key: "index",
                 value: format!("{:?}", self.index),

@@ -280,6 +280,9 @@ pub struct Root {
     /// Canonical directories no file is served from whatever leads there (the CGI
     /// directories, with `allow_outside`: without it, being outside the root refuses them).
     refused: Vec<Vec<u8>>,
+    /// Name endings no file is served by whatever name leads there: a script's (`.cgi`,
+    /// `.php`), which a gateway runs when asked for by its own name.
+    refused_endings: Vec<Vec<u8>>,
 }
 
 impl Root {
@@ -303,6 +306,7 @@ impl Root {
             prefix,
             allow_outside,
             refused: Vec::new(),
+            refused_endings: Vec::new(),
         })
     }
 
@@ -395,6 +399,14 @@ impl Root {
         }
     }
 
+    /// No file whose real name ends with `ending` (a CGI extension, a FastCGI extension
+    /// pattern's) is served, reached by a link or as a directory's index: only a gateway runs it.
+    /// The check reads the opened file's real path, as the default does (with `allow_outside`,
+    /// one `readlink` of its descriptor a file opened).
+    pub fn refuse_ending(&mut self, ending: &str) {
+        self.refused_endings.push(ending.as_bytes().to_vec());
+    }
+
     /// Opens `fs_path` and checks that what was opened lies under the root. `Ok(None)`: absent,
     /// not allowed, or outside the root.
     ///
@@ -418,7 +430,7 @@ impl Root {
         };
         counters.stats += 1;
         let meta = file.metadata()?;
-        if !self.allow_outside || !self.refused.is_empty() {
+        if !self.allow_outside || !self.refused.is_empty() || !self.refused_endings.is_empty() {
             counters.stats += 1;
             let Some(real) = real_path(&file, fs_path) else {
                 return Ok(None);
@@ -427,8 +439,10 @@ impl Root {
             let under = |dir: &[u8]| {
                 real.starts_with(dir) && (real.len() == dir.len() || real[dir.len()] == b'/')
             };
+            let name = real.rsplit(|&b| b == b'/').next().unwrap_or(real);
             if (!self.allow_outside && !self.contains(real))
                 || self.refused.iter().any(|d| under(d))
+                || self.refused_endings.iter().any(|e| name.ends_with(e))
             {
                 return Ok(None);
             }
