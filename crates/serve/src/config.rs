@@ -279,6 +279,19 @@ pub enum Dotfiles {
 }
 
 impl Config {
+    /// The name endings a gateway runs as scripts: the CGI extensions and the FastCGI
+    /// extension patterns' (`.cgi`, `.php`). A file so named is never served as a file.
+    pub fn script_endings(&self) -> impl Iterator<Item = &str> {
+        let fastcgi = self.fastcgi.iter().filter_map(|m| match &m.pattern {
+            FastCgiPattern::Extension(ext) => Some(ext.as_str()),
+            FastCgiPattern::Prefix(_) => None,
+        });
+        self.cgi_extensions
+            .iter()
+            .map(String::as_str)
+            .chain(fastcgi)
+    }
+
     /// Whether the port serves TLS (a certificate and its key).
     pub fn tls(&self) -> bool {
         self.tls_cert.is_some() && self.tls_key.is_some()

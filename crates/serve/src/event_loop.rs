@@ -306,12 +306,13 @@ impl<'a, T: Transport> Loop<'a, T> {
     /// given up meanwhile is killed and reaped.
     fn take_spawned(&mut self) {
         loop {
-            let Some(s) = self.worker.gateways.as_mut().and_then(|g| g.take_spawned()) else {
+            let Some(mut s) = self.worker.gateways.as_mut().and_then(|g| g.take_spawned()) else {
                 return;
             };
             // Started as the server stops: killed at once, as the running ones were.
-            if let (Some(_), Ok(started)) = (self.draining, &s.result) {
+            if let (Some(_), Ok(started)) = (self.draining, &mut s.result) {
                 crate::gateway::kill_group(started.child.id());
+                started.killed_at_shutdown = true;
             }
             let i = s.token;
             let left = match (

@@ -109,12 +109,20 @@ enum Fill {
 impl Responder {
     /// Canonicalises the root once; fails if it is missing or not a directory.
     pub fn new(config: &Config) -> Result<Responder, RespondError> {
-        let root = Root::new(&config.root, config.symlinks_outside_root).map_err(|source| {
+        let mut root = Root::new(&config.root, config.symlinks_outside_root).map_err(|source| {
             RespondError::Root {
                 path: config.root.clone(),
                 source,
             }
         })?;
+        // A link out of the root never leads to a program's bytes.
+        for mount in &config.cgi {
+            root.refuse_under(&mount.dir);
+        }
+        // Nor to a script's, by another name than the one a gateway claims.
+        for ending in config.script_endings() {
+            root.refuse_ending(ending);
+        }
         Ok(Responder {
             root,
             index: config.index.clone(),

@@ -223,8 +223,12 @@ counters! {
         cgi_timeouts,
         /// Programs whose response head was refused (502).
         cgi_bad_heads,
-        /// Programs killed by a signal before they finished (crashed mid-response).
+        /// Programs killed by a signal before they finished (crashed mid-response), but those
+        /// the server killed at shutdown.
         cgi_died,
+        /// Programs still running at shutdown, killed by the server (their responses cut, or
+        /// 502).
+        cgi_killed_at_shutdown,
         /// Programs killed past `cgi_max_output_bytes`.
         cgi_output_limits,
         /// Bytes programs (and FastCGI applications) wrote to stderr (their lines go to the

@@ -161,7 +161,12 @@ pub fn read_until(s: &mut impl Read, done: impl Fn(&[Frame]) -> bool) -> Vec<Fra
         if done(&frames) {
             return frames;
         }
-        let n = s.read(&mut buf).expect("read");
+        let n = match s.read(&mut buf) {
+            // A read with a timeout (SO_RCVTIMEO) fails with EINTR when a signal comes, whatever
+            // SA_RESTART says: in a process whose server runs programs, one does.
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            read => read.expect("read"),
+        };
         if n == 0 {
             return frames;
         }

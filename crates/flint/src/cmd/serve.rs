@@ -124,12 +124,14 @@ fn duration(text: &str) -> Result<std::time::Duration, String> {
     crate::duration::parse(text)
 }
 
-/// A program's wall time (`--cgi-timeout`), kept in whole milliseconds: `0`, `0s` or `1us`
-/// are refused here with the least it takes, not as a hint to write `0s` nor, once rounded
-/// down, as `cgi_timeout_ms = 0`.
+/// A program's wall time (`--cgi-timeout`), kept in whole milliseconds: `0`, `0.0005`, `0s` or
+/// `1us` are refused here with the least it takes, not as a hint to write `0.0005s` (itself
+/// refused) nor, once rounded down, as `cgi_timeout_ms = 0`.
 fn wall_time(text: &str) -> Result<std::time::Duration, String> {
     let too_short = || format!("`{text}`: a program's wall time is at least 1ms (e.g. 30s)");
-    if text.trim().parse::<f64>() == Ok(0.0) {
+    // A bare number is refused for its missing unit with a hint to add `s`: not one that would
+    // be refused next.
+    if text.trim().parse::<f64>().is_ok_and(|secs| secs < 0.001) {
         return Err(too_short());
     }
     let d = duration(text)?;
@@ -218,7 +220,7 @@ fn print_stopped(stats: &ServerStats) {
     }
     if stats.cgi_requests > 0 || stats.fastcgi_requests > 0 {
         status!(
-            "gateways: CGI {} requests, {} programs started; FastCGI {} requests on {} new connections ({} sent again); failures: {} busy (503), {} not started, {} at the FastCGI application (502), {} timed out, {} bad heads (502), {} died, {} over the output limit",
+            "gateways: CGI {} requests, {} programs started; FastCGI {} requests on {} new connections ({} sent again); failures: {} busy (503), {} not started, {} at the FastCGI application (502), {} timed out, {} bad heads (502), {} died, {} over the output limit; {} killed at shutdown",
             stats.cgi_requests,
             stats.cgi_starts,
             stats.fastcgi_requests,
@@ -231,6 +233,7 @@ fn print_stopped(stats: &ServerStats) {
             stats.cgi_bad_heads,
             stats.cgi_died,
             stats.cgi_output_limits,
+            stats.cgi_killed_at_shutdown,
         );
     }
     if stats.proxy_requests > 0 {
@@ -367,7 +370,16 @@ mod tests {
 
     #[test]
     fn a_wall_time_under_a_millisecond_is_refused_with_the_least_it_takes() {
-        for text in ["0", "0s", "1us", "999us"] {
+        for text in [
+            "0",
+            "0s",
+            "1us",
+            "999us",
+            "0.0005",
+            " 0.00099",
+            "0.0000001",
+            "-1",
+        ] {
             let e = wall_time(text).unwrap_err();
             assert!(e.contains("at least 1ms"), "{text}: {e}");
             assert!(!e.contains("write e.g."), "{text}: {e}");

@@ -171,6 +171,15 @@ impl Config {
                 reason: "each must be a dot and a name (`.cgi`)",
             });
         }
+        // A directory's index is opened from the files: one a gateway would run (`index.php`
+        // beside `*.php`) would go out as its source at `GET /`.
+        if self.script_endings().any(|e| self.index.ends_with(e)) {
+            return Err(InvalidConfig {
+                key: "index",
+                value: format!("{:?}", self.index),
+                reason: "names a script (a CGI extension or a FastCGI pattern claims it): a directory's index is served as a file, so its source would go out",
+            });
+        }
         for m in &self.proxy {
             Self::validate_proxy(m)?;
         }
@@ -282,5 +291,33 @@ mod tests {
         assert!(refused(|c| c.max_connections = 0).starts_with("`max_connections`"));
         assert!(refused(|c| c.max_header_bytes = 100).starts_with("`max_header_bytes` = 100"));
         assert!(refused(|c| c.max_request_line = 3).starts_with("`max_request_line` = 3"));
+    }
+
+    #[test]
+    fn an_index_a_gateway_claims_is_refused() {
+        // Served from the files, `GET /` would send the script's source.
+        let with = |index: &str, tweak: fn(&mut Config)| {
+            let mut c = Config {
+                index: index.into(),
+                ..Config::default()
+            };
+            tweak(&mut c);
+            c.validate().map_err(|e| e.to_string())
+        };
+        let php = |c: &mut Config| {
+            c.fastcgi
+                .push("*.php=unix:/nonexistent/php.sock".parse().unwrap())
+        };
+        let cgi = |c: &mut Config| c.cgi_extensions = vec![".cgi".into()];
+        let err = with("index.php", php).unwrap_err();
+        assert!(err.starts_with("`index` = \"index.php\": "), "{err}");
+        assert_eq!(err.lines().count(), 1);
+        assert!(with("index.cgi", cgi).unwrap_err().starts_with("`index`"));
+        assert_eq!(with("index.html", php), Ok(()));
+        assert_eq!(with("index.html", cgi), Ok(()));
+        assert_eq!(with("index.php", cgi), Ok(()));
+        // A prefix application claims the directory itself, not its index.
+        let app = |c: &mut Config| c.fastcgi.push("/app=127.0.0.1:9000".parse().unwrap());
+        assert_eq!(with("index.php", app), Ok(()));
     }
 }

@@ -21,7 +21,7 @@
 use std::ffi::OsStr;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -277,6 +277,12 @@ pub struct Root {
     prefix: Vec<u8>,
     /// Serve files whose real location is outside the root (symlinks leading out).
     allow_outside: bool,
+    /// Canonical directories no file is served from whatever leads there (the CGI
+    /// directories, with `allow_outside`: without it, being outside the root refuses them).
+    refused: Vec<Vec<u8>>,
+    /// Name endings no file is served by whatever name leads there: a script's (`.cgi`,
+    /// `.php`), which a gateway runs when asked for by its own name.
+    refused_endings: Vec<Vec<u8>>,
 }
 
 impl Root {
@@ -299,7 +305,28 @@ impl Root {
             path,
             prefix,
             allow_outside,
+            refused: Vec::new(),
+            refused_endings: Vec::new(),
         })
+    }
+
+    /// No file whose real path lies under `dir` (canonicalised here) is served: a CGI
+    /// directory, whose programs' bytes must never go out. Only needed with `allow_outside`
+    /// (without it every real path outside the root is refused, and a CGI directory is outside
+    /// by the start's check); then each open reads the opened file's real path as the default
+    /// does, one `readlink` of its descriptor. A directory that cannot be canonicalised is
+    /// refused at start elsewhere (`ServeError::CgiDir`).
+    pub fn refuse_under(&mut self, dir: &Path) {
+        if !self.allow_outside {
+            return;
+        }
+        if let Ok(dir) = std::fs::canonicalize(dir) {
+            let mut dir = dir.into_os_string().into_vec();
+            while dir.last() == Some(&b'/') {
+                dir.pop();
+            }
+            self.refused.push(dir);
+        }
     }
 
     /// The canonical root.
@@ -372,6 +399,14 @@ impl Root {
         }
     }
 
+    /// No file whose real name ends with `ending` (a CGI extension, a FastCGI extension
+    /// pattern's) is served, reached by a link or as a directory's index: only a gateway runs it.
+    /// The check reads the opened file's real path, as the default does (with `allow_outside`,
+    /// one `readlink` of its descriptor a file opened).
+    pub fn refuse_ending(&mut self, ending: &str) {
+        self.refused_endings.push(ending.as_bytes().to_vec());
+    }
+
     /// Opens `fs_path` and checks that what was opened lies under the root. `Ok(None)`: absent,
     /// not allowed, or outside the root.
     ///
@@ -395,11 +430,21 @@ impl Root {
         };
         counters.stats += 1;
         let meta = file.metadata()?;
-        if !self.allow_outside {
+        if !self.allow_outside || !self.refused.is_empty() || !self.refused_endings.is_empty() {
             counters.stats += 1;
-            match real_path(&file, fs_path) {
-                Some(real) if self.contains(real.as_os_str().as_bytes()) => {}
-                _ => return Ok(None),
+            let Some(real) = real_path(&file, fs_path) else {
+                return Ok(None);
+            };
+            let real = real.as_os_str().as_bytes();
+            let under = |dir: &[u8]| {
+                real.starts_with(dir) && (real.len() == dir.len() || real[dir.len()] == b'/')
+            };
+            let name = real.rsplit(|&b| b == b'/').next().unwrap_or(real);
+            if (!self.allow_outside && !self.contains(real))
+                || self.refused.iter().any(|d| under(d))
+                || self.refused_endings.iter().any(|e| name.ends_with(e))
+            {
+                return Ok(None);
             }
         }
         Ok(Some((file, meta)))

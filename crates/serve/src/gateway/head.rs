@@ -200,9 +200,13 @@ pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadE
         }
         if name.eq_ignore_ascii_case(b"location") {
             // Any value that starts with "/" is RFC 3875's local-pathquery (an abs-path may
-            // start with an empty segment), as Apache takes it: "//host/x" too is answered
-            // here (as "/host/x"), never sent to the client as a redirect to another host.
+            // start with an empty segment): "//host/x" too is answered here (as "/host/x"),
+            // never sent to the client as a redirect to another host. A control byte (a tab,
+            // which a browser drops, reading "/\t/host" as "//host") has no place in a path.
             if local_redirects && value.first() == Some(&b'/') {
+                if value.iter().any(|&b| b < 0x20 || b == 0x7f) {
+                    return Err(HeadError::Injection);
+                }
                 out.location = Some(Location::Local(value.to_vec()));
                 continue; // served here: never sent as a field
             }
@@ -503,6 +507,7 @@ mod tests {
             b"Status: 2000\n\n",
             b"Content-Type: a\nContent-Length: -1\n\n",
             b"X-Only: 1\n\n",
+            b"Location: /\t/evil.example/x\n\n",
         ] {
             assert!(head(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }

@@ -45,6 +45,8 @@ pub(crate) struct Program {
     stderr_line: Vec<u8>,
     stderr_lines: u32,
     name: Box<str>,
+    /// The server killed it at shutdown: its death is no crash of its own.
+    pub killed_at_shutdown: bool,
 }
 
 /// A program its spawner started (`spawner.rs`), its pipes made non-blocking and registered
@@ -56,7 +58,11 @@ pub(crate) fn registered(
     registry: &Registry,
     deadline: Instant,
 ) -> Result<Program, Box<Program>> {
-    let Started { mut child, pidfd } = started;
+    let Started {
+        mut child,
+        pidfd,
+        killed_at_shutdown,
+    } = started;
     let mut p = Program {
         stdin: child.stdin.take().map(Sender::from),
         stdout: child.stdout.take().map(Receiver::from),
@@ -69,6 +75,7 @@ pub(crate) fn registered(
         stderr_line: Vec::new(),
         stderr_lines: 0,
         name: name.display().to_string().into(),
+        killed_at_shutdown,
     };
     match p.register(token, registry) {
         Ok(()) => Ok(p),
@@ -182,6 +189,13 @@ impl Program {
         if let Some(child) = self.child.as_ref() {
             kill_group(child.id());
         }
+    }
+
+    /// [`Program::kill`] as the server stops, remembered so that its end is not counted as a
+    /// crash.
+    pub fn kill_at_shutdown(&mut self) {
+        self.killed_at_shutdown = true;
+        self.kill();
     }
 
     /// The child still to reap, if any.

@@ -65,6 +65,8 @@ pub(crate) struct Started {
     pub child: Child,
     /// Its pidfd, when the kernel has them (else the sweep sees its exit).
     pub pidfd: Option<OwnedFd>,
+    /// Killed as it arrived, the server stopping: its end is counted as a shutdown's kill.
+    pub killed_at_shutdown: bool,
 }
 
 /// One loop thread's spawner thread and the channels to and from it.
@@ -286,7 +288,11 @@ fn start(job: &Job) -> io::Result<Started> {
     let child = cmd.spawn()?;
     let pidfd = Pid::from_raw(child.id() as i32)
         .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
-    Ok(Started { child, pidfd })
+    Ok(Started {
+        child,
+        pidfd,
+        killed_at_shutdown: false,
+    })
 }
 
 #[cfg(test)]

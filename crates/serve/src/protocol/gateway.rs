@@ -99,8 +99,9 @@ pub(crate) fn local_request(
 
 /// Answers a program's local redirect to `path` into `out`, routed as a request for it would be
 /// (RFC 3875 6.2.2: "as if the client had asked for that path"), but never running anything:
-/// - under a protected prefix, a 302 to the path: the request the server would make carries no
-///   credentials to check, so the client asks with its own;
+/// - under a protected prefix, a 302 to the path (made normal and encoded: never the program's
+///   bytes): the request the server would make carries no credentials to check, so the client
+///   asks with its own;
 /// - a path a gateway claims (a program, a FastCGI script, a proxy mount) is not followed (a
 ///   program's bytes are never served as a file, and a redirect never starts another program,
 ///   so redirects never chain): 502, with one line in the error log; a path a gateway refuses
@@ -116,7 +117,7 @@ pub(crate) fn answer_redirect(
 ) -> Reply {
     let req = local_request(path, is_head, version, keep_alive);
     if w.auth.as_mut().is_some_and(|g| g.protects(path)) {
-        return w.responder.found(&req, path, &w.date, out);
+        return w.responder.found(&req, &w.date, out);
     }
     match w.gateways.as_mut().and_then(|g| g.route(path, w.now)) {
         None => w.responder.respond(&req, &w.date, w.now, out),

@@ -74,7 +74,7 @@ impl<Id: Copy> Programs<Id> {
     pub fn kill_all(&mut self) {
         for (_, source) in &mut self.list {
             if let Source::Program(p) = source {
-                p.kill();
+                p.kill_at_shutdown();
             }
         }
     }
@@ -432,6 +432,9 @@ impl<Id: Copy> Programs<Id> {
             None => (moved, None), // its pidfd (or the sweep) says when it has exited
             Some(Finished::Died) => {
                 match p {
+                    Source::Program(p) if p.killed_at_shutdown => {
+                        w.stats.cgi_killed_at_shutdown += 1;
+                    }
                     Source::Program(_) => w.stats.cgi_died += 1,
                     Source::FastCgi(_) => w.stats.fastcgi_failures += 1,
                     // A proxy's failure is counted where it failed; a program being started

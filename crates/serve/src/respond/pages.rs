@@ -4,9 +4,10 @@
 
 use wire::{Method, Request};
 
-use super::output::{push_u64, Body, Output, Persistence, Reply};
+use super::output::{push_encoded, push_u64, Body, Output, Persistence, Reply};
 use super::Responder;
 use crate::auth::Denial;
+use crate::resolve;
 use crate::response::{FieldName, Head};
 
 impl Responder {
@@ -57,20 +58,32 @@ impl Responder {
             .status_page(status, date, conn, head_method, &mut out.into())
     }
 
-    /// 302 to `location` (a path of this server), for a program's local redirect the server
-    /// will not follow itself: the client asks for it, with its own credentials.
+    /// 302 to `req`'s target (a path of this server), for a program's local redirect the server
+    /// will not follow itself: the client asks for it, with its own credentials. The `Location`
+    /// is the path made normal and percent-encoded, with the query, as the directory redirect's:
+    /// never the program's bytes, which a browser could read as another host (`//host/x`).
     pub(crate) fn found<'o>(
         &mut self,
         req: &Request<'_>,
-        location: &[u8],
         date: &[u8],
         out: impl Into<Output<'o>>,
     ) -> Reply {
         let head_method = req.method == Method::Head;
         let conn = Persistence::of(req);
         let out: &mut Output<'_> = &mut out.into();
+        let query = match resolve::normalise(req.target, &mut self.key) {
+            Ok(query) => query,
+            Err(refusal) => {
+                let status = refusal.status();
+                return self.pages.status_page(status, date, conn, head_method, out);
+            }
+        };
+        let key = &self.key;
         page(&mut self.pages, 302, date, conn, head_method, out, |o| {
-            o.field(FieldName::Location, location)
+            o.field_with(FieldName::Location, |v| {
+                push_encoded(v, key);
+                v.extend_from_slice(query);
+            })
         })
     }
 

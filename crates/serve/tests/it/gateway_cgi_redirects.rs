@@ -117,3 +117,56 @@ fn a_local_redirect_to_a_program_is_never_its_bytes_over_http3() {
     let st = srv.stop();
     assert_eq!(st.cgi_starts, CASES.len() as u64);
 }
+
+/// SHA-256-crypt of "pw-carol" (as `htpasswd -nb2` makes it).
+const CAROL: &str = "carol:$5$S5VSJjAYUPF7DU/9$W.g7s4vFfKJ/.7240Zm.PLxryLWb3YuBMfwqy3WBphD\n";
+
+#[test]
+fn under_a_protected_root_a_local_redirect_never_sends_the_client_to_another_host() {
+    // Under `/` every local redirect is answered with a 302 for the client to follow with its
+    // credentials: its Location is the path made normal and encoded, never the program's bytes
+    // ("//host" is another host to a browser, and so is "/<TAB>/host", tabs being dropped).
+    let scripts = Scripts::new();
+    scripts.add(
+        "two",
+        "printf 'Location: //evil.example/x?q=1\\r\\n\\r\\n'\n",
+    );
+    scripts.add(
+        "tab",
+        "printf 'Location: /\\t/evil.example/x\\r\\n\\r\\n'\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let users = dir.path().join("htpasswd");
+    std::fs::write(&users, CAROL).unwrap();
+    let srv = start(&scripts, |c| {
+        c.auth.push(serve::config::AuthZone {
+            prefix: "/".into(),
+            file: users,
+            realm: "flint".into(),
+        });
+    });
+    let auth = "Basic Y2Fyb2w6cHctY2Fyb2w="; // carol:pw-carol
+    let ask_for = |path: &str| {
+        let head = format!("GET {path} HTTP/1.1\r\nHost: t\r\nAuthorization: {auth}\r\n\r\n");
+        ask(&srv, &head)
+    };
+    let safe = |location: Option<&str>| {
+        let at = location.unwrap_or("/");
+        assert!(at.starts_with('/') && !at.starts_with("//"), "{at:?}");
+        assert!(!at.bytes().any(|b| b < 0x20 || b == 0x7f), "{at:?}");
+    };
+    let r = ask_for("/cgi-bin/two");
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("location"), Some("/evil.example/x?q=1"));
+    let r = ask_for("/cgi-bin/tab");
+    safe(r.header("location"));
+    assert_eq!((r.status, r.header("location")), (502, None));
+    // Over HTTP/2 the same.
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    let r = h2.get("/cgi-bin/two", &[("authorization", auth)]);
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("location"), Some("/evil.example/x?q=1"));
+    let r = h2.get("/cgi-bin/tab", &[("authorization", auth)]);
+    safe(r.header("location"));
+    assert_eq!(r.status, 502);
+}

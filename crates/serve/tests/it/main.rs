@@ -52,6 +52,7 @@ mod files_hidden;
 mod files_traversal;
 mod gateway_cgi;
 mod gateway_cgi_h2;
+mod gateway_cgi_links;
 mod gateway_cgi_redirects;
 mod gateway_cgi_shutdown;
 mod gateway_fastcgi;
