@@ -155,8 +155,9 @@ fn path_str<'a>(what: &str, path: &'a Path) -> Result<&'a str, Error> {
     })
 }
 
-/// What begins each certificate of a PEM file.
-const CERT_MARK: &[u8] = b"-----BEGIN CERTIFICATE-----";
+/// What ends the first line of each certificate of a PEM file, in the three forms BoringSSL
+/// reads (`BEGIN CERTIFICATE`, `BEGIN X509 CERTIFICATE`, `BEGIN TRUSTED CERTIFICATE`).
+const CERT_MARK: &[u8] = b"CERTIFICATE-----";
 
 /// What every client connection of a run is made with.
 pub struct ClientConfig {
@@ -187,10 +188,14 @@ impl ClientConfig {
                     "no certificate in it",
                 )));
             }
+            // Past the mark, BoringSSL's refusal is a certificate it could not read (a body
+            // that is not base64 DER): said as the file's trouble, not as TlsFail.
             quic.load_verify_locations_from_file(path_str("--cacert", path)?)
-                .map_err(|source| Error::Config {
-                    what: format!("--cacert {}", path.display()),
-                    source,
+                .map_err(|_| {
+                    file_error(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "no certificate BoringSSL can read in it",
+                    ))
                 })?;
         }
         Ok(ClientConfig {
