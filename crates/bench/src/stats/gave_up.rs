@@ -58,6 +58,7 @@ impl GaveUp {
             ErrorKind::ConnectRefused => format!("is the server running on {server}?"),
             ErrorKind::ConnectTimeout => format!("is {server} reachable (a firewall dropping the connects)?"),
             ErrorKind::H2NotNegotiated => "the server does not speak HTTP/2 (try without --http 2, or h2c with --http 2 over http://)".to_owned(),
+            ErrorKind::H3Protocol => "the server agreed to h3 but does not speak HTTP/3 (a QUIC server of another protocol on that port, or one that breaks HTTP/3's framing)".to_owned(),
             ErrorKind::TlsHandshake => "is the server speaking TLS on that port (http:// rather than https://)?".to_owned(),
             ErrorKind::Status4xx if Self::files_missing(statuses) => "the server has no such files (check the paths, or put the files in place: flint fileset)".to_owned(),
             ErrorKind::Status4xx => {
@@ -108,13 +109,17 @@ mod tests {
     use crate::{BenchConfig, Target};
 
     fn hint(codes: &[(u16, u64)]) -> String {
+        hint_for(ErrorKind::Status4xx, codes)
+    }
+
+    fn hint_for(kind: ErrorKind, codes: &[(u16, u64)]) -> String {
         let mut statuses = StatusCounts::new();
         for &(code, n) in codes {
             (0..n).for_each(|_| statuses.add(code));
         }
         let config = BenchConfig::new(Target::http("127.0.0.1:8080".parse().unwrap()));
         let gave_up = GaveUp {
-            kind: ErrorKind::Status4xx,
+            kind,
             attempts: 8,
             after: Duration::from_secs(1),
         };
@@ -141,5 +146,11 @@ mod tests {
         assert!(h.contains("answered 405 (5):"), "{h}");
         assert!(!h.contains("404"), "{h}");
         assert!(!h.contains("no such files"), "{h}");
+    }
+
+    #[test]
+    fn a_server_breaking_http3_is_named() {
+        let h = hint_for(ErrorKind::H3Protocol, &[]);
+        assert!(h.contains("does not speak HTTP/3"), "{h}");
     }
 }
