@@ -8,6 +8,7 @@
 //! takes the flag's moment as its end). A run cut after a fixed second would need both
 //! Webchildren connected with every file sent by then, which a loaded machine does not promise.
 
+use crate::common::{Behaviour, TestServer};
 use crate::h2server::{Fault, H2Server};
 use crate::h3_runs;
 
@@ -111,4 +112,30 @@ fn http3_counts_a_page_with_several_files_unanswered_at_the_end_once() {
     let r = run_until_stalled(&config, &workload, || log.lock().unwrap().stalled, 2 * 2);
     assert!(r.interrupted, "the server never held 4 stalled streams");
     assert_each_page_once(&r, 2 * 2);
+}
+
+#[test]
+fn a_page_due_in_the_warmup_and_in_flight_at_the_end_is_not_a_page_of_the_window() {
+    // One Webchild, a page due every 100 ms, each answered 600 ms after it is read: the
+    // backlog grows from the start, so the page in flight at the end was due in the warm-up
+    // (1 s) and, two pages on at least, started after the window opened. Its file enters the
+    // response figures; the page, not one of the window's (`pages_scheduled`), does not enter
+    // the page figures.
+    let server = TestServer::start(Behaviour::Delayed(Duration::from_millis(600)));
+    let mut config = crate::common::config(server.addr, 1, Stop::Duration(Duration::from_secs(3)));
+    config.warmup = Duration::from_secs(1);
+    config.rate = Some(10.0);
+    config.connect_timeout = Duration::from_secs(10);
+    config.response_timeout = LONGEST;
+    let r = bench::run(&config, &pages_of(&["/a"]), &AtomicBool::new(false)).expect("run");
+    let s = &r.stats;
+    // The page in flight started in the window (one begun in the warm-up is not counted).
+    assert_eq!(s.unfinished, 1, "{:?}", s.errors);
+    assert_eq!(s.pages_not_sent, s.pages_scheduled);
+    assert_eq!(
+        s.page.count(),
+        s.pages_scheduled,
+        "page figures vs pages due: ended {}",
+        s.pages.iter().map(|p| p.hits + p.errors).sum::<u64>()
+    );
 }
