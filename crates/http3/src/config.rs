@@ -55,10 +55,12 @@ pub struct Trust {
     pub insecure: bool,
 }
 
-/// A client's QUIC configuration: a TLS context made by the boring crate (so that each
-/// connection's verification parameters can be set through it: an IP address checked as one,
-/// `Client::connect`) holding the system's CA store (parsed at once, about 1 MB of heap), as
-/// quiche's `Config::new` makes it, to verify servers with.
+/// A client's QUIC configuration: a TLS context made by the boring crate holding the system's
+/// CA store (parsed at once, about 1 MB of heap), as quiche's `Config::new` makes it, to verify
+/// servers with. Made here and not by `Config::new`: `Client::connect` sets each connection's
+/// verification parameters (an IP address checked as one) through the boring crate's
+/// `param_mut`, which asserts a flag (X.509 support) that the boring crate's builder stores in
+/// the context's ex data: on a context quiche made itself the flag is absent and it panics.
 fn client_quic_config(limits: &Limits) -> Result<quiche::Config, Error> {
     let tls_error = |e: boring::error::ErrorStack| Error::Config {
         what: format!("TLS context: {e}"),
