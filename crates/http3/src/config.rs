@@ -55,10 +55,12 @@ pub struct Trust {
     pub insecure: bool,
 }
 
-/// A client's QUIC configuration: a TLS context made by the boring crate (so that each
-/// connection's verification parameters can be set through it: an IP address checked as one,
-/// `Client::connect`) holding the system's CA store (parsed at once, about 1 MB of heap), as
-/// quiche's `Config::new` makes it, to verify servers with.
+/// A client's QUIC configuration: a TLS context made by the boring crate holding the system's
+/// CA store (parsed at once, about 1 MB of heap), as quiche's `Config::new` makes it, to verify
+/// servers with. Made here and not by `Config::new`: `Client::connect` sets each connection's
+/// verification parameters (an IP address checked as one) through the boring crate's
+/// `param_mut`, which asserts a flag (X.509 support) that the boring crate's builder stores in
+/// the context's ex data: on a context quiche made itself the flag is absent and it panics.
 fn client_quic_config(limits: &Limits) -> Result<quiche::Config, Error> {
     let tls_error = |e: boring::error::ErrorStack| Error::Config {
         what: format!("TLS context: {e}"),
@@ -155,8 +157,9 @@ fn path_str<'a>(what: &str, path: &'a Path) -> Result<&'a str, Error> {
     })
 }
 
-/// What begins each certificate of a PEM file.
-const CERT_MARK: &[u8] = b"-----BEGIN CERTIFICATE-----";
+/// What ends the first line of each certificate of a PEM file, in the three forms BoringSSL
+/// reads (`BEGIN CERTIFICATE`, `BEGIN X509 CERTIFICATE`, `BEGIN TRUSTED CERTIFICATE`).
+const CERT_MARK: &[u8] = b"CERTIFICATE-----";
 
 /// What every client connection of a run is made with.
 pub struct ClientConfig {
@@ -187,10 +190,14 @@ impl ClientConfig {
                     "no certificate in it",
                 )));
             }
+            // Past the mark, BoringSSL's refusal is a certificate it could not read (a body
+            // that is not base64 DER): said as the file's trouble, not as TlsFail.
             quic.load_verify_locations_from_file(path_str("--cacert", path)?)
-                .map_err(|source| Error::Config {
-                    what: format!("--cacert {}", path.display()),
-                    source,
+                .map_err(|_| {
+                    file_error(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "no certificate BoringSSL can read in it",
+                    ))
                 })?;
         }
         Ok(ClientConfig {

@@ -57,6 +57,28 @@ fn a_certificate_naming_another_address_is_refused() {
     );
 }
 
+#[test]
+fn a_certificate_naming_the_address_from_an_unknown_ca_is_refused() {
+    // The address matches: only the chain's check can refuse it, so a client that stopped
+    // verifying IP-address URLs would take it.
+    let (_ca, server, _) = serve(&["127.0.0.1"]);
+    let other = TestCa::new("flint http3 address test, another CA");
+    let trust = Trust {
+        cacert: Some(other.pem.clone()),
+        insecure: false,
+    };
+    let mut config = ClientConfig::new(&trust, &Limits::default()).unwrap();
+    let mut d = Driver::connect(&mut config, "127.0.0.1", server.addr);
+    handshake(&mut d);
+    assert_eq!(
+        d.client.closed(),
+        Some(Closed::Handshake {
+            alert: 48,
+            by_peer: false
+        })
+    );
+}
+
 /// The server name a quiche server reads in the client's first flight to `name`.
 fn sni_sent(name: &str) -> Option<String> {
     let ca = TestCa::new("flint http3 SNI test CA");

@@ -328,12 +328,21 @@ impl Child {
         };
         // A page's wait counts once, at its first file found in flight: a Webchild has one
         // page in flight at a time, or (lanes) pages of one file each, so its files at the
-        // end come one after another.
+        // end come one after another (a page left is never met again: only the last one is
+        // remembered). A page of several files in flight is thus the Webchild's page.
+        debug_assert!(
+            !open || ex.page == self.page || cx.sh.workload.pages[ex.page.index].files.len() == 1,
+            "a page of several files in flight beside the Webchild's page"
+        );
         let first_of_page = self.ended_page.get() != Some(ex.page);
         if open {
             self.ended_page.set(Some(ex.page));
         }
-        let page_wait = first_of_page.then(|| end.saturating_sub(ex.page.intended_us));
+        // Only a page due in the window (as `record_page` and `pages_scheduled` count it): one
+        // due in the warm-up whose file started after the window opened has its file's figure,
+        // not a page's.
+        let page_wait = (first_of_page && ex.page.intended_us >= schedule.measure_us)
+            .then(|| end.saturating_sub(ex.page.intended_us));
         Some((end.saturating_sub(start), open.then_some(page_wait)))
     }
 

@@ -32,12 +32,18 @@ impl GaveUp {
         }
     }
 
-    /// Whether the 4xx responses counted in `statuses` say files are missing (404, 410 only):
-    /// a server refusing the requests (405, 425, 401...) has its own reasons, not absent files.
+    /// Whether the 4xx responses counted in `statuses` say files are missing: a 404 or 410 was
+    /// seen and no other 4xx (a server refusing the requests, 405, 425, 401..., has its own
+    /// reasons). None recorded (a run stopped in its warm-up) says nothing of the files.
     pub fn files_missing(statuses: &StatusCounts) -> bool {
-        statuses
+        let mut client_errors = statuses
             .seen()
-            .all(|(code, _)| !(400..500).contains(&code) || matches!(code, 404 | 410))
+            .filter(|(code, _)| (400..500).contains(code));
+        let mut missing = false;
+        client_errors.all(|(code, _)| {
+            missing = true;
+            matches!(code, 404 | 410)
+        }) && missing
     }
 
     /// What to do about it, for the kinds that have a usual cause; the others say only that.
@@ -52,14 +58,20 @@ impl GaveUp {
             ErrorKind::ConnectRefused => format!("is the server running on {server}?"),
             ErrorKind::ConnectTimeout => format!("is {server} reachable (a firewall dropping the connects)?"),
             ErrorKind::H2NotNegotiated => "the server does not speak HTTP/2 (try without --http 2, or h2c with --http 2 over http://)".to_owned(),
+            ErrorKind::H3Protocol => "the server agreed to h3 but does not speak HTTP/3 (a QUIC server of another protocol on that port, or one that breaks HTTP/3's framing)".to_owned(),
             ErrorKind::TlsHandshake => "is the server speaking TLS on that port (http:// rather than https://)?".to_owned(),
             ErrorKind::Status4xx if Self::files_missing(statuses) => "the server has no such files (check the paths, or put the files in place: flint fileset)".to_owned(),
             ErrorKind::Status4xx => {
-                let seen: Vec<String> = (statuses.seen())
-                    .filter(|(code, _)| (400..500).contains(code))
+                // The 4xx other than 404 and 410 (missing files) say why; none recorded (every
+                // one in the warm-up), the line stays neutral.
+                let refused: Vec<String> = (statuses.seen())
+                    .filter(|(code, _)| (400..500).contains(code) && !matches!(code, 404 | 410))
                     .map(|(code, n)| format!("{code} ({n})"))
                     .collect();
-                format!("the server answered {} and not 404: it refuses these requests (405 the method, 425 in 0-RTT, 401 or 403 the credentials)", seen.join(", "))
+                match refused.as_slice() {
+                    [] => "the server answers every request with a 4xx (check the paths, the method and the credentials)".to_owned(),
+                    _ => format!("the server answered {}: it refuses these requests (405 the method, 425 in 0-RTT, 401 or 403 the credentials)", refused.join(", ")),
+                }
             }
             ErrorKind::Status5xx => "the server fails every request (see its error log)".to_owned(),
             _ => return None,
@@ -88,5 +100,57 @@ impl GaveUp {
             Some(hint) => format!("{head}: {hint}"),
             None => head,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BenchConfig, Target};
+
+    fn hint(codes: &[(u16, u64)]) -> String {
+        hint_for(ErrorKind::Status4xx, codes)
+    }
+
+    fn hint_for(kind: ErrorKind, codes: &[(u16, u64)]) -> String {
+        let mut statuses = StatusCounts::new();
+        for &(code, n) in codes {
+            (0..n).for_each(|_| statuses.add(code));
+        }
+        let config = BenchConfig::new(Target::http("127.0.0.1:8080".parse().unwrap()));
+        let gave_up = GaveUp {
+            kind,
+            attempts: 8,
+            after: Duration::from_secs(1),
+        };
+        gave_up.hint(&config, &statuses).unwrap()
+    }
+
+    #[test]
+    fn files_are_missing_only_when_a_404_or_410_was_seen_alone() {
+        assert!(hint(&[(404, 3)]).contains("no such files"));
+        assert!(hint(&[(410, 1), (200, 4)]).contains("no such files"));
+    }
+
+    #[test]
+    fn no_4xx_recorded_is_not_missing_files() {
+        // Fail fast in the warm-up: nothing recorded.
+        let h = hint(&[]);
+        assert!(!h.contains("no such files"), "{h}");
+        assert!(h.contains("every request with a 4xx"), "{h}");
+    }
+
+    #[test]
+    fn other_4xx_are_named_without_404() {
+        let h = hint(&[(404, 3), (405, 5)]);
+        assert!(h.contains("answered 405 (5):"), "{h}");
+        assert!(!h.contains("404"), "{h}");
+        assert!(!h.contains("no such files"), "{h}");
+    }
+
+    #[test]
+    fn a_server_breaking_http3_is_named() {
+        let h = hint_for(ErrorKind::H3Protocol, &[]);
+        assert!(h.contains("does not speak HTTP/3"), "{h}");
     }
 }

@@ -73,13 +73,20 @@ impl QuicOnly {
 }
 
 /// The server's loop: connections keyed by the client's address (each of bench's has a port
-/// of its own), each request stream read and ended empty.
+/// of its own), each request stream read and ended empty. A connection is dropped once closed,
+/// and one draining gives way to a new Initial from its address: a later connection of bench's
+/// on a port the system handed out again is not fed to a dead one.
 fn serve(sock: UdpSocket, mut config: quiche::Config, closes: Closes, stop: Arc<AtomicBool>) {
     let local = sock.local_addr().unwrap();
     let mut conns: HashMap<SocketAddr, (usize, quiche::Connection)> = HashMap::new();
     let (mut buf, mut out) = (vec![0u8; 65536], vec![0u8; 1500]);
     while !stop.load(Ordering::SeqCst) {
         if let Ok((len, from)) = sock.recv_from(&mut buf) {
+            let initial = quiche::Header::from_slice(&mut buf[..len], quiche::MAX_CONN_ID_LEN)
+                .is_ok_and(|h| h.ty == quiche::Type::Initial);
+            if initial && conns.get(&from).is_some_and(|(_, c)| c.is_draining()) {
+                conns.remove(&from);
+            }
             if let Entry::Vacant(slot) = conns.entry(from) {
                 let index = {
                     let mut c = closes.lock().unwrap();
@@ -118,6 +125,7 @@ fn serve(sock: UdpSocket, mut config: quiche::Config, closes: Closes, stop: Arc<
                 closes.lock().unwrap()[*index] = Some((e.is_app, e.error_code));
             }
         }
+        conns.retain(|_, (_, conn)| !conn.is_closed());
     }
 }
 

@@ -22,6 +22,8 @@ pub fn pattern(offset: usize) -> u8 {
 #[derive(Debug, Default)]
 pub struct Log {
     pub requests: u64,
+    /// Requests for `/stall` (never answered).
+    pub stalled: u64,
     /// (path, code) of each stream the client reset.
     pub resets: Vec<(String, u64)>,
     pub closed: Vec<Closed>,
@@ -132,6 +134,9 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
                         .strip_prefix("/bytes/")
                         .and_then(|n| n.parse().ok())
                         .unwrap_or(0);
+                    if path == "/stall" {
+                        log.lock().unwrap().stalled += 1;
+                    }
                     if path == "/reset" {
                         server.reset(id, 0x10b).unwrap();
                         continue;
