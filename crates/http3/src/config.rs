@@ -219,13 +219,16 @@ impl ClientConfig {
 /// restarts): those of flint serve's HTTP/1.1 and HTTP/2 connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// A handshake, and a request stream's header block from the stream's first byte, must
-    /// complete within this; a stream past it is reset (H3_REQUEST_INCOMPLETE), a handshake
-    /// closed.
+    /// A handshake (a 0-RTT one too, whose HTTP/3 is set up before it is done), and a request
+    /// stream's header block from the stream's first byte, must complete within this; a
+    /// stream past it is reset (H3_REQUEST_INCOMPLETE), a handshake closed.
     pub header: Duration,
-    /// A connection with no whole request under way (a stream still in its header block
-    /// does not count) for this long gets a GOAWAY, then a
-    /// CONNECTION_CLOSE with H3_NO_ERROR, however often its client PINGs.
+    /// A connection done with its handshake (a 0-RTT connection's counts from the end of it)
+    /// and with no whole request under way (a stream still in its header block does not
+    /// count) for this long gets a GOAWAY naming the first stream not seen, then a
+    /// CONNECTION_CLOSE with H3_NO_ERROR once every stream seen before it is done with (a
+    /// request received in the turn the deadline is acted on is answered; an unfinished
+    /// header block is not waited for), however often its client PINGs.
     pub keep_alive: Duration,
     /// A connection whose responses make no progress for this long (nothing more taken by
     /// flow control, no stream acknowledged whole: a client that does not acknowledge or

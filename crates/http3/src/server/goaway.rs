@@ -57,14 +57,16 @@ pub(super) fn settled(conn: &mut Conn) -> bool {
     true
 }
 
-/// After a GOAWAY: whether every request stream below it is done with, so that the connection
-/// may close once what is queued is sent. Those handed out are `settled`; one seen and not
-/// handed out yet is done with unless bytes of it wait unread by HTTP/3: a request whose
-/// datagram came in the turn the keep-alive was acted on (polled after it) is answered first,
-/// while a header block left unfinished, already read as far as it goes, holds nothing (it
-/// would let a client keep the connection past its keep-alive).
+/// After a GOAWAY: whether it is written and every request stream below it is done with, so
+/// that the connection may close once what is queued is sent. A GOAWAY the control stream had
+/// no room for is not queued: closing would go without it (`write_goaway` tries again at the
+/// next datagram received, and this is asked again then). Streams handed out are `settled`;
+/// one seen and not handed out yet is done with unless bytes of it wait unread by HTTP/3: a
+/// request whose datagram came in the turn the keep-alive was acted on (polled after it) is
+/// answered first, while a header block left unfinished, already read as far as it goes,
+/// holds nothing (it would let a client keep the connection past its keep-alive).
 pub(super) fn goaway_done(conn: &mut Conn) -> bool {
-    let Some(first) = conn.goaway else {
+    let Some(first) = conn.goaway.filter(|_| conn.goaway_written) else {
         return false;
     };
     let quic = &conn.quic;
