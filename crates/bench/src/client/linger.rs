@@ -11,6 +11,11 @@
 //! `Connection: close`, with requests pipelined behind it. The reads here find them (see
 //! `h2/after_end.rs`, `h1/after_end.rs`), so that those requests count as not sent.
 //!
+//! An upload whose head went but not its whole body is not sent, and is cancelled here rather
+//! than left to stop short (a server may take a request whose body stopped for one it has):
+//! over HTTP/2 by a RST_STREAM CANCEL after the frame the socket was in (`h2/cut_at_end.rs`),
+//! over HTTP/3 by its request side reset (`h3/datagrams.rs`), before anything more goes.
+//!
 //! It runs after the window has ended: nothing read here is counted (no bytes, no responses,
 //! no time), so no figure of the run changes. It costs nothing per request: once per
 //! connection, at the end, all of a thread's connections at once through its event loop,
