@@ -295,6 +295,12 @@ impl Wire for H3 {
         self.linger_step(at)
     }
 
+    const LINGER_TIMERS: bool = true;
+
+    fn linger_wake(&self) -> Option<std::time::Instant> {
+        self.client.as_ref().and_then(http3::Client::deadline)
+    }
+
     fn close(&mut self) {
         self.say_goodbye();
         self.keep_session();

@@ -383,6 +383,10 @@ impl H3 {
         if self.at_end_stats.is_none() {
             self.at_end_stats = Some(client.stats());
         }
+        // QUIC's deadline (the linger wakes the connection for it): a packet lost is sent again.
+        if client.deadline().is_some_and(|d| d <= Instant::now()) {
+            client.on_deadline();
+        }
         if at == Linger::Flushing {
             // An upload whose body the client had not taken whole is not sent: its request
             // side is reset (H3_REQUEST_CANCELLED) before anything more goes, so that the
