@@ -375,6 +375,13 @@ trait Wire: Sized {
     /// After the end, before `at_end`: one step of the connection's lingering close from `at`
     /// (see `linger.rs`); what it reads is not counted.
     fn linger(&mut self, ch: &Child, cx: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger;
+    /// Whether a lingering connection also has timers of its own (QUIC's loss recovery):
+    /// `linger_wake` is asked only then.
+    const LINGER_TIMERS: bool = false;
+    /// When the lingering connection must take a step without an event (None: only on one).
+    fn linger_wake(&self) -> Option<std::time::Instant> {
+        None
+    }
 }
 
 /// One Webchild: its page logic and its connection.

@@ -27,10 +27,13 @@
 //!   the streams it covers finish and sends those it did not process again on a new connection
 //!   (counted as retried, not failed); anything that ends the connection fails its streams by
 //!   its kind (a protocol error, a reset, a timeout).
+//! - `after_end.rs`, `cut_at_end.rs`: the end of the run's lingering close: a GOAWAY or a refusal
+//!   read after the end, and the uploads the end cut short, cancelled (RST_STREAM CANCEL).
 
 mod after_end;
 mod app;
 mod connecting;
+mod cut_at_end;
 mod opening;
 mod outcomes;
 pub(super) mod requests;
@@ -40,6 +43,7 @@ mod streams;
 pub use requests::H2Requests;
 
 use super::app::{AppExchange, H2Request};
+use super::connect;
 use super::exchange::Exchange;
 use super::linger::{self, Linger};
 use super::page::Child;
@@ -77,6 +81,9 @@ pub(super) struct H2 {
     frames: FrameScanner,
     /// A GOAWAY read after the end (`after_end.rs`).
     late: AfterEnd,
+    /// Where the output the end of the run's linger writes ends, set at its first step (the
+    /// uploads cut short cancelled there: `cut_at_end.rs`).
+    linger_out: Option<usize>,
     /// Whether each stream is a page of its own (one-file pages, several streams).
     lanes: bool,
     /// Streams in flight at most (`--streams`; a page's files when unset), before the server's
@@ -147,6 +154,7 @@ impl Wire for H2 {
             io,
             frames: FrameScanner::default(),
             late: AfterEnd::default(),
+            linger_out: None,
             lanes,
             want,
             limit: 0,
@@ -241,10 +249,12 @@ impl Wire for H2 {
     }
 
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
-        // Streams open on the connection: unfinished when their request left whole, else not
-        // sent (nghttp2 held its HEADERS, or the socket had not taken them; over HTTPS, records
-        // rustls still holds are not looked into: docs/latency.md). Those refused by a GOAWAY,
-        // waiting for a new connection, were not processed by the server: not sent.
+        // Streams open on the connection: unfinished when their request left whole (by the
+        // linger's writes too: the rest of the frame the socket was in), else not sent
+        // (nghttp2 held its HEADERS or some of its body, or the socket had not taken them;
+        // over HTTPS, records rustls still holds are not looked into: docs/latency.md); an
+        // upload cut short so was cancelled by the linger (`cut_at_end.rs`). Those refused by a
+        // GOAWAY, waiting for a new connection, were not processed by the server: not sent.
         let (io, late) = (&self.io, &self.late);
         let any = io.flight.record_at_end(ch, cx, end, |_, s| {
             let unsent = io.unsent_at_end(s) || late.refused(s.id);
@@ -263,7 +273,31 @@ impl Wire for H2 {
 
     fn linger(&mut self, _: &Child, _: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
         let (frames, late) = (&mut self.frames, &mut self.late);
-        linger::step(self.conn.as_mut(), at, buf, |b| late.scan(frames, b))
+        let scan = |b: &[u8]| late.scan(frames, b);
+        if at == Linger::Flushing && self.state == State::Open {
+            // The rest of the frame the socket is in, and a RST_STREAM CANCEL for each upload
+            // the end cut short (`cut_at_end.rs`), before the FIN.
+            let io = &mut self.io;
+            let end = *self
+                .linger_out
+                .get_or_insert_with(|| io.cancel_cut_uploads());
+            let Some(conn) = self.conn.as_mut() else {
+                return Linger::Done;
+            };
+            match connect::write_out(conn, &io.out[..end], &mut io.out_pos) {
+                Ok(true) => {}
+                // The socket is full: read meanwhile (the server may wait for room to answer),
+                // write on at the next event.
+                Ok(false) => {
+                    return match linger::step(Some(conn), Linger::Draining, buf, scan) {
+                        Linger::Draining => Linger::Flushing,
+                        done => done,
+                    }
+                }
+                Err(_) => return Linger::Done,
+            }
+        }
+        linger::step(self.conn.as_mut(), at, buf, scan)
     }
 
     fn close(&mut self) {
@@ -274,6 +308,7 @@ impl Wire for H2 {
         self.io.reset();
         self.frames = FrameScanner::default();
         self.late = AfterEnd::default();
+        self.linger_out = None;
         self.state = State::Idle;
         self.draining = false;
         self.thinking.clear();

@@ -274,8 +274,10 @@ impl Wire for H3 {
 
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
         self.take_packets(cx, end);
-        // Sent in full (its head's datagrams out, its body taken whole) and not refused by a
-        // late GOAWAY: unfinished; else, and those to send again, not sent.
+        // Sent in full (its head's datagrams out, its body taken whole: quiche takes no more
+        // than it may send at once, and the linger's first step sent it) and not refused by a
+        // late GOAWAY: unfinished; else, and those to send again, not sent (an upload cut
+        // short so was cancelled by the linger: `linger_step`).
         let late_goaway = self.late_goaway;
         let any = self.flight.record_at_end(ch, cx, end, |id, s| {
             let refused = late_goaway.is_some_and(|first| id >= first);
@@ -292,6 +294,12 @@ impl Wire for H3 {
 
     fn linger(&mut self, _: &Child, _: &ThreadState<'_>, at: Linger, _: &mut [u8]) -> Linger {
         self.linger_step(at)
+    }
+
+    const LINGER_TIMERS: bool = true;
+
+    fn linger_wake(&self) -> Option<std::time::Instant> {
+        self.client.as_ref().and_then(http3::Client::deadline)
     }
 
     fn close(&mut self) {

@@ -11,6 +11,11 @@
 //! `Connection: close`, with requests pipelined behind it. The reads here find them (see
 //! `h2/after_end.rs`, `h1/after_end.rs`), so that those requests count as not sent.
 //!
+//! An upload whose head went but not its whole body is not sent, and is cancelled here rather
+//! than left to stop short (a server may take a request whose body stopped for one it has):
+//! over HTTP/2 by a RST_STREAM CANCEL after the frame the socket was in (`h2/cut_at_end.rs`),
+//! over HTTP/3 by its request side reset (`h3/datagrams.rs`), before anything more goes.
+//!
 //! It runs after the window has ended: nothing read here is counted (no bytes, no responses,
 //! no time), so no figure of the run changes. It costs nothing per request: once per
 //! connection, at the end, all of a thread's connections at once through its event loop,
@@ -89,11 +94,21 @@ pub(super) fn linger_all<C: Wire>(
         .collect();
     let deadline = Instant::now() + LINGER;
     while at.iter().any(|&l| l != Linger::Done) {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let now = Instant::now();
+        let left = deadline.saturating_duration_since(now);
         if left.is_zero() {
             return;
         }
-        match poll.poll(events, Some(left)) {
+        // QUIC's timers (loss recovery: a cancel or a request lost on the way is sent again)
+        // wake their connection too, with no event: the server may have nothing to send.
+        let wake = match C::LINGER_TIMERS {
+            true => lingering(children, &at)
+                .filter_map(|c| c.conn.linger_wake())
+                .min(),
+            false => None,
+        };
+        let timeout = wake.map_or(left, |w| w.saturating_duration_since(now).min(left));
+        match poll.poll(events, Some(timeout)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => return,
@@ -106,5 +121,23 @@ pub(super) fn linger_all<C: Wire>(
                 }
             }
         }
+        if wake.is_some_and(|w| w <= Instant::now()) {
+            let now = Instant::now();
+            for (c, l) in children.iter_mut().zip(at.iter_mut()) {
+                if *l != Linger::Done && c.conn.linger_wake().is_some_and(|w| w <= now) {
+                    *l = c.conn.linger(&c.ch, cx, *l, buf);
+                }
+            }
+        }
     }
+}
+
+/// The connections still lingering.
+fn lingering<'a, C: Wire>(
+    children: &'a [Webchild<C>],
+    at: &'a [Linger],
+) -> impl Iterator<Item = &'a Webchild<C>> {
+    (children.iter().zip(at))
+        .filter(|(_, &l)| l != Linger::Done)
+        .map(|(c, _)| c)
 }

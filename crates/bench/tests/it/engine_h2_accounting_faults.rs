@@ -1,7 +1,8 @@
 //! HTTP/2 counts held to their identities (`common/h2_accounting.rs`) when a timed run ends
 //! against a server that resets streams, stalls some, holds a request body behind a one-byte
 //! window, allows no stream and then some, or sends GOAWAYs over TLS: whatever was in flight at
-//! the end, the server answered (its access log) exactly `requests + unfinished`.
+//! the end, the server answered (its access log) exactly `requests + unfinished`, and an upload
+//! the end cut short reached it cancelled.
 
 use crate::common;
 use crate::h2_accounting;
@@ -13,11 +14,14 @@ use common::timed::{self, until_busy};
 use common::{ms, one_file, workload};
 use h2_accounting::{identities, settled};
 use h2server::{run, Fault, H2Server};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use test_support::certs::TestCa;
 
 const FOUR: &[&str] = &["/a", "/b", "/c", "/d"];
 const RUNS: usize = 4;
+/// RST_STREAM's error code for a stream no longer needed (RFC 9113 section 7).
+const CANCEL: usize = 0x8;
 
 /// `RUNS` timed runs of `w` against a fresh `server()` each: the identities, and the streams
 /// the server answered (its access log) are `requests + unfinished`.
@@ -132,18 +136,35 @@ fn no_stream_then_some_at_a_timed_end() {
 #[test]
 fn a_request_body_behind_a_one_byte_window_at_a_timed_end() {
     // The body goes a byte a round trip: at the end, a request whose body has not all left is
-    // not one the server has (it answers at END_STREAM).
+    // not sent, and not one the server has (it answers at END_STREAM). Its HEADERS reached the
+    // server, so flint cancels it (RST_STREAM CANCEL) rather than let its body stop short:
+    // every stream the server saw is one flint counts as sent, or one it cancelled.
     let mut w = one_file();
     w.requests = vec![RequestSpec {
         method: Some("POST".into()),
         body: Some(vec![b'x'; 2000]),
         ..RequestSpec::default()
     }];
-    timed_runs(
+    let truth = |srv: &H2Server, r: &RunResult| {
+        let s = &r.stats;
+        let sent = s.requests + s.unfinished;
+        assert_eq!(settled(srv, &srv.answered), sent, "answered: {:?}", s.http2);
+        let cancelled = srv.resets[CANCEL].load(Ordering::SeqCst);
+        assert!(
+            cancelled <= s.unsent_at_end,
+            "cancelled {cancelled}, unsent {}",
+            s.unsent_at_end
+        );
+        (settled(srv, &srv.streams) - cancelled, sent)
+    };
+    timed_runs_held(
         "one-byte window, POST",
         || H2Server::start(Fault::OneByteWindow),
         &w,
         |_, _| {},
+        truth,
+        // An upload cut short by the end: what this test is about.
+        |r| r.stats.unsent_at_end > 0,
     );
 }
 

@@ -2,7 +2,7 @@
 //! response's head and body within flow control, keep the connection alive while it works,
 //! close it.
 
-use super::{clocks, ConnId, RequestId, Server, DATA_FRAME_HEADER};
+use super::{clocks, ConnId, RequestId, Server, ServerEvent, DATA_FRAME_HEADER};
 use crate::error::Error;
 use crate::fields::{status_digits, with_status, Field};
 use quiche::h3;
@@ -88,8 +88,9 @@ impl Server {
         Ok(taken)
     }
 
-    /// Request body bytes into `buf`: how many (0: none waiting now). What is read moves the
-    /// body's deadline ([`crate::Timeouts::body`]).
+    /// Request body bytes into `buf`: how many (0: none waiting now, or the client reset the
+    /// stream: a [`ServerEvent::Reset`] is then the next event). What is read moves the body's
+    /// deadline ([`crate::Timeouts::body`]).
     pub fn recv_body(&mut self, id: RequestId, buf: &mut [u8]) -> Result<usize, Error> {
         let now = self.now;
         let conn = self.conn(id.conn)?;
@@ -97,6 +98,16 @@ impl Server {
         let n = match h3.recv_body(&mut conn.quic, id.stream, buf) {
             Ok(n) => n,
             Err(h3::Error::Done) => 0,
+            // The client reset the stream while its body came: the read met the reset, which
+            // the next poll would no longer report. Told as a poll tells one, so that the
+            // application drops the request rather than wait for the rest of its body.
+            Err(h3::Error::TransportError(quiche::Error::StreamReset(code))) => {
+                conn.blocked.retain(|&s| s != id.stream);
+                conn.heads.retain(|&(s, _)| s != id.stream);
+                clocks::body_ended(conn, id.stream);
+                self.events.push_back(ServerEvent::Reset { id, code });
+                return Ok(0);
+            }
             Err(e) => return Err(e.into()),
         };
         clocks::body_read(conn, id.stream, n, now);

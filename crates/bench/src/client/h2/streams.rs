@@ -44,7 +44,8 @@ pub(super) struct Stream {
     body: Option<Arc<[u8]>>,
     /// Its body is its slot's own (`AppStream::request_body`, built per use), not `body`.
     pub own_body: bool,
-    body_pos: usize,
+    /// Body bytes handed to nghttp2 so far (DATA produced).
+    pub body_pos: usize,
 }
 
 impl Stream {
@@ -442,7 +443,7 @@ impl Handler for Io {
 
 /// The body stream `s` (in slot `i`) sends: its slot's own, built per use, or the run's shared
 /// one for its URL (none: empty).
-fn request_body<'a>(s: &'a Stream, app: &'a [AppStream], i: usize) -> &'a [u8] {
+pub(super) fn request_body<'a>(s: &'a Stream, app: &'a [AppStream], i: usize) -> &'a [u8] {
     match (s.own_body, &s.body) {
         (true, _) => &app[i].request_body,
         (false, Some(body)) => body,

@@ -24,6 +24,7 @@ use super::{State, H3};
 use crate::stats::{ErrorKind, Packets};
 use http3::udp::gso::{send_step, Batch, Gso, Step, NO_GSO_ENV};
 use http3::udp::recv::{Receiver, NO_GRO_ENV, SLOTS};
+use mio::net::UdpSocket;
 use std::cell::RefCell;
 use std::io;
 use std::net::SocketAddr;
@@ -290,7 +291,8 @@ impl H3 {
         // when its HEADERS leave): a response can only come after the flush that took its
         // head, so no time to first byte counts from NONE, even the answer of a server that
         // did not wait for the body; `at_end` counts it unfinished once its body is taken
-        // whole too (the linger sends the rest).
+        // whole too (the linger's first step sends what quiche holds), else not sent (the
+        // linger cancels it).
         for s in (self.flight.iter_mut()).filter(|s| s.ex.written_us == NONE) {
             s.ex.written_us = now;
         }
@@ -366,11 +368,14 @@ impl H3 {
         }
     }
 
-    /// One step of the close after the end of the run: the first sends what is left (held, or
-    /// kept for its pacing time: requests counted unfinished); what the server sends is read and
-    /// handed to the client, only for a GOAWAY (its streams were never processed); nothing is
-    /// counted. The connection waits so until the loop's linger bound, so that the
-    /// server has the requests sent and answers them before it hears the connection close.
+    /// One step of the close after the end of the run: the first cancels the uploads cut short
+    /// and sends what is left (held, or kept for its pacing time: requests counted
+    /// unfinished); each then reads what the server sends and hands it to the client, only for
+    /// a GOAWAY (its streams were never processed), and sends what the client has then
+    /// (acknowledgements, and a cancel the congestion window held back: an upload fills it,
+    /// and only the server's acknowledgements make room); nothing is counted. The connection
+    /// waits so until the loop's linger bound, so that the server has the requests sent and
+    /// answers them before it hears the connection close.
     pub(super) fn linger_step(&mut self, at: Linger) -> Linger {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
             return Linger::Done;
@@ -378,15 +383,20 @@ impl H3 {
         if self.at_end_stats.is_none() {
             self.at_end_stats = Some(client.stats());
         }
+        // QUIC's deadline (the linger wakes the connection for it): a packet lost is sent again.
+        if client.deadline().is_some_and(|d| d <= Instant::now()) {
+            client.on_deadline();
+        }
         if at == Linger::Flushing {
+            // An upload whose body the client had not taken whole is not sent: its request
+            // side is reset (H3_REQUEST_CANCELLED) before anything more goes, so that the
+            // server drops what it has of it (and quiche the rest it holds) rather than
+            // seeing the body stop short; the head alone never goes if it had not yet.
+            for (_, s) in (self.flight.iter()).filter(|(_, s)| s.body_left() > 0) {
+                let _ = client.reset_request(s.id, http3::H3_REQUEST_CANCELLED);
+            }
             // What is held or kept for its pacing time carries requests counted unfinished.
-            let base = self.base;
-            let send = |b: &mut [u8]| {
-                let d = client.send(b)?;
-                Some((d.len, d.to, us_since(base, d.at)))
-            };
-            self.tx
-                .send_left(sock.as_raw_fd(), |d, _| sock.send(d), send);
+            send_now(&mut self.tx, sock, client, self.base);
         }
         let peer = self.peer;
         let deliver = |d: &mut [u8]| drop(client.recv(d, peer));
@@ -398,6 +408,7 @@ impl H3 {
                 self.late_goaway = Some(self.late_goaway.map_or(id, |g| g.min(id)));
             }
         }
+        send_now(&mut self.tx, sock, client, self.base);
         match client.is_closed() {
             true => Linger::Done,
             false => match at {
@@ -423,6 +434,16 @@ impl H3 {
             let _ = sock.send(&out[..d.len]);
         }
     }
+}
+
+/// Sends what `tx` holds and every datagram `client` has, whatever its pacing time (after the
+/// end of the run: `H3::linger_step`).
+fn send_now(tx: &mut Sender, sock: &UdpSocket, client: &mut http3::Client, base: Instant) {
+    let send = |b: &mut [u8]| {
+        let d = client.send(b)?;
+        Some((d.len, d.to, us_since(base, d.at)))
+    };
+    tx.send_left(sock.as_raw_fd(), |d, _| sock.send(d), send);
 }
 
 /// `at` in µs since the run's base instant (0 for an instant before it).
