@@ -232,11 +232,35 @@ fn a_path_not_in_origin_form_is_malformed() {
         (b"GET", b"x"),
         (b"GET", b"*"),
     ] {
-        let got = from_fields(method, target, Some(b"h"), &[], &limits, &mut PassedHost::default());
+        let got = from_fields(
+            method,
+            target,
+            Some(b"h"),
+            &[],
+            &limits,
+            &mut PassedHost::default(),
+        );
         assert_eq!(got.err(), Some(RequestError::Malformed), "{target:?}");
     }
-    let star = from_fields(b"OPTIONS", b"*", Some(b"h"), &[], &limits, &mut PassedHost::default());
+    let star = from_fields(
+        b"OPTIONS",
+        b"*",
+        Some(b"h"),
+        &[],
+        &limits,
+        &mut PassedHost::default(),
+    );
     assert_eq!(star.map(|r| r.target), Ok(&b"*"[..]));
-    let origin = from_fields(b"GET", b"/x", Some(b"h"), &[], &limits, &mut PassedHost::default());
-    assert_eq!(origin.map(|r| (r.target, r.host)), Ok((&b"/x"[..], Some(&b"h"[..]))));
+    let origin = from_fields(
+        b"GET",
+        b"/x",
+        Some(b"h"),
+        &[],
+        &limits,
+        &mut PassedHost::default(),
+    );
+    assert_eq!(
+        origin.map(|r| (r.target, r.host)),
+        Ok((&b"/x"[..], Some(&b"h"[..])))
+    );
 }
