@@ -239,8 +239,9 @@ impl CheckBudget {
         }
     }
 
-    /// Takes one check if the budget has one now: a token, and hashing time left.
-    pub(crate) fn take(&mut self, now: Instant) -> bool {
+    /// Takes one check if the budget has one now: a token, and hashing time left. Else the
+    /// whole seconds until it would have one (the `Retry-After` of the refusal, at least 1).
+    pub(crate) fn take(&mut self, now: Instant) -> Result<(), u64> {
         if let Some(at) = self.at {
             let secs = now.saturating_duration_since(at).as_secs_f64();
             self.tokens = (self.tokens + secs * self.per_second).min(self.per_second);
@@ -249,10 +250,11 @@ impl CheckBudget {
         self.at = Some(now);
         if self.tokens >= 1.0 && self.hashing > 0.0 {
             self.tokens -= 1.0;
-            true
-        } else {
-            false
+            return Ok(());
         }
+        let for_token = (1.0 - self.tokens).max(0.0) / self.per_second;
+        let for_time = (-self.hashing).max(0.0) / HASHING_SHARE;
+        Err((for_token.max(for_time).ceil() as u64).max(1))
     }
 
     /// A check took `took` of the thread's CPU: what it took is owed before the next starts.
@@ -323,9 +325,9 @@ impl Guard {
             stats.auth_limited += 1;
             return Verdict::Denied(Denial::Limited(secs));
         }
-        if !self.budget.take(now) {
+        if let Err(secs) = self.budget.take(now) {
             stats.auth_limited += 1;
-            return Verdict::Denied(Denial::Limited(1));
+            return Verdict::Denied(Denial::Limited(secs));
         }
         let users = &self.shared.files[file];
         let started = thread_cpu();

@@ -240,7 +240,8 @@ pub struct Config {
     /// The window `auth_max_failures` are counted in, from a client's first failure, ms.
     pub auth_failure_window_ms: u64,
     /// Password checks (hashes computed) each thread runs per second at most, whoever asks:
-    /// past it, credentials not verified already get 429 with `Retry-After: 1` unchecked. What
+    /// past it, credentials not verified already get 429 unchecked, `Retry-After` the whole
+    /// seconds until a check could start. What
     /// bounds the loop's time spent hashing when guesses come from more addresses than the
     /// per-address limit can count.
     pub auth_max_checks_per_second: u32,

@@ -229,13 +229,13 @@ fn guesses_from_many_addresses_are_bounded_by_the_threads_check_budget() {
     // The budget refills with time.
     let mut budget = CheckBudget::new(5);
     let t0 = Instant::now();
-    assert!((0..5).all(|_| budget.take(t0)));
-    assert!(!budget.take(t0));
+    assert!((0..5).all(|_| budget.take(t0).is_ok()));
+    assert_eq!(budget.take(t0), Err(1), "a token in a fifth of a second");
     assert!(
-        budget.take(t0 + Duration::from_millis(250)),
+        budget.take(t0 + Duration::from_millis(250)).is_ok(),
         "a fifth of a second: one more"
     );
-    assert!(!budget.take(t0 + Duration::from_millis(250)));
+    assert!(budget.take(t0 + Duration::from_millis(250)).is_err());
 }
 
 #[test]
@@ -257,18 +257,44 @@ fn a_full_failure_table_keeps_its_live_counts() {
 fn the_check_budget_counts_the_time_checks_take() {
     let mut budget = CheckBudget::new(50);
     let t0 = Instant::now();
-    assert!(budget.take(t0));
+    assert!(budget.take(t0).is_ok());
     // One check that took two seconds (a slow hash on a busy thread): the next waits until
     // the thread's share of time has paid it back, whatever the count allows.
     budget.spent(Duration::from_secs(2));
     let owed = (2.0 - HASHING_BURST) / HASHING_SHARE;
     let at = |secs: f64| t0 + Duration::from_secs_f64(secs);
-    assert!(!budget.take(at(1.0)));
-    assert!(!budget.take(at(owed - 0.5)));
-    assert!(budget.take(at(owed + 0.5)));
+    // The refusal says the real wait, rounded up: 7.5 s owed, 1 s of it passed.
+    assert_eq!(budget.take(at(1.0)), Err((owed - 1.0).ceil() as u64));
+    assert_eq!(budget.take(at(owed - 0.5)), Err(1));
+    assert!(budget.take(at(owed + 0.5)).is_ok());
     // Quick checks go on at the count's rate.
     budget.spent(Duration::from_millis(2));
-    assert!(budget.take(at(owed + 0.6)));
+    assert!(budget.take(at(owed + 0.6)).is_ok());
+}
+
+/// `check` pays the budget what each hash took: with hashing time for one check left, a
+/// wrong password is hashed (401) and the next guess at the same instant is refused unhashed
+/// (429 with a Retry-After of at least a second), though the count has tokens left.
+#[test]
+fn a_check_pays_the_budget_the_time_its_hash_took() {
+    let (_d, mut g) = guard(&["/"], 100);
+    g.budget = CheckBudget::new(50);
+    g.budget.hashing = 1e-9;
+    let mut stats = ServerStats::default();
+    let now = Instant::now();
+    let mut guess = |i: u8| {
+        let peer = IpAddr::from([10, 2, 0, i]);
+        match check_at(&mut g, peer, "/", Some(&basic("u:wrong")), now, &mut stats) {
+            Verdict::Denied(d) => d,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(guess(1).status(), 401);
+    match guess(2) {
+        Denial::Limited(secs) => assert!(secs >= 1, "{secs}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!((stats.auth_failed, stats.auth_limited), (1, 1));
 }
 
 /// Two threads share one server: a credential one verified goes in on the other with no hash,

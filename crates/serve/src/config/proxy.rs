@@ -21,7 +21,8 @@ pub struct ProxyMount {
     /// A new connection must be established within this, ms.
     #[serde(default = "default_connect_timeout")]
     pub connect_timeout_ms: u64,
-    /// The response's first byte must come within this of the request's last, ms.
+    /// The response's final head must come within this of the request's last byte, ms: 1xx
+    /// heads before it do not move the deadline (and count against `max_header_bytes`).
     #[serde(default = "default_first_byte_timeout")]
     pub first_byte_timeout_ms: u64,
     /// Longest gap between two reads or writes of an exchange under way, ms (a client that

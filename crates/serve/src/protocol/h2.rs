@@ -127,7 +127,6 @@ impl H2 {
         let mut streams = Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now);
         streams.keep_all = w.gateways.is_some();
         streams.budget = Budget::for_max_body(w.max_body);
-        streams.auth_fields = w.auth.is_some();
         Ok(H2 {
             framer: http2::Session::server(&config)?,
             streams,

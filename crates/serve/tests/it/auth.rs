@@ -413,6 +413,29 @@ fn two_authorization_fields_are_400_and_never_reach_the_upstream() {
     );
 }
 
+/// Two `Authorization` fields over HTTP/2 with no prefix protected: an upstream that checks
+/// credentials would read one while a log or another hop reads the other, so they are refused
+/// (400) as over HTTP/1.1, whether or not the server itself checks them.
+#[test]
+fn two_authorization_fields_over_http2_are_400_with_no_zone_too() {
+    use crate::proxy_support::{mount, ok, Upstream};
+    let up = Upstream::start(|_| ok("upstream"));
+    let m = mount("/api/", &[up.url()], "");
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let (good, bad) = (basic("bob", "pw-bob"), basic("mallory", "x"));
+    let mut c = Client::new(connect(srv.addr), "localhost");
+    let fields = [("authorization", good.as_str()), ("authorization", &bad)];
+    assert_eq!(c.get("/api/a", &fields).status, 400);
+    assert_eq!(c.get("/api/a", &fields[..1]).status, 200);
+    drop(c);
+    srv.stop();
+    assert_eq!(
+        up.requests().len(),
+        1,
+        "only the request with one field went on"
+    );
+}
+
 /// Runs `flint serve` with `args` after the root, which must exit on its own within a bound
 /// (else it is killed by its PID and the test fails); returns its status and stderr.
 fn serve_exit(root: &Path, args: &[&str]) -> (Option<i32>, String) {

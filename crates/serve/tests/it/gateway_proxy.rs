@@ -271,6 +271,22 @@ fn endless_1xx_heads_time_out_at_the_first_byte_timeout() {
     assert_eq!((st.proxy_timeouts, st.proxy_resets), (1, 0));
 }
 
+/// An upstream that writes about 1 MiB of `103` heads at once, then a final head: the socket is
+/// always readable, so the skipped heads count against `max_header_bytes` and the request gets
+/// 502 (the upstream's bad response) instead of holding the thread in its read loop.
+#[test]
+fn a_flood_of_1xx_heads_past_max_header_bytes_answers_502() {
+    let hint = "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n";
+    let mut flood = hint.repeat((1 << 20) / hint.len());
+    flood.push_str("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    let up = Upstream::start(move |_| vec![reply(&flood)]);
+    let srv = proxy_to(&up, "");
+    let r = ask(&srv, "GET /api/flood HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 502);
+    let st = srv.stop();
+    assert_eq!((st.proxy_bad_responses, st.proxy_timeouts), (1, 0));
+}
+
 #[test]
 fn a_body_longer_than_its_length_never_reaches_another_request() {
     let up = Upstream::start(|_| {

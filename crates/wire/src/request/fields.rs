@@ -6,7 +6,8 @@
 //! re-parsing an HTTP/1.1 head. It refuses what the HTTP/1.1 parser would refuse for the head those
 //! fields make (`METHOD target HTTP/1.1`, `host` from the authority, then the fields in order), with
 //! the same error: the syntax of the method, target and values, the request line and field count
-//! limits, then the meaning of each field.
+//! limits, then the meaning of each field; and more: a `:path` neither origin-form nor `*` for
+//! OPTIONS is malformed (RFC 9113 8.3.1), where HTTP/1.1 reads an absolute-form target.
 
 use super::{host, FieldLines, Method, PassedHost, Request, RequestError, RequestLimits, Version};
 use crate::field_name::FieldName;
@@ -133,8 +134,8 @@ impl<'b> Interpreter<'b> {
         Ok(())
     }
 
-    /// An HTTP/1 request line's absolute-form target (`http://host/path`, RFC 9112 3.2.2): the
-    /// request's host is the target's authority, whatever `Host` said (the server "MUST ignore
+    /// An HTTP/1 request line's absolute-form target (`http://host/path`, RFC 9112 3.2.2), read
+    /// for HTTP/1 only (HTTP/2 and HTTP/3 refuse it): the request's host is the target's authority, whatever `Host` said (the server "MUST ignore
     /// the received Host"), and its target the origin-form path, so that what routes, logs and
     /// is passed on names one host and one path. An authority that is not a valid host is a
     /// 400; so is a query with no path (`http://h?q`: its origin-form `/?q` is in no buffer).
@@ -151,6 +152,10 @@ impl<'b> Interpreter<'b> {
         } else {
             return Ok(());
         };
+        // RFC 9112 3.2: an HTTP/1.1 request with no Host is a 400, whatever its target names.
+        if self.out.host.is_none() && self.out.version == Version::Http11 {
+            return Err(RequestError::BadHost);
+        }
         let rest = &target[scheme..];
         let end = rest.iter().position(|&b| b == b'/' || b == b'?');
         let (authority, path) = match end {
@@ -267,7 +272,8 @@ impl<'b> Request<'b> {
     /// A request from fields received already split (HTTP/2): `method` and `target` as in the
     /// request line, `authority` as a leading `host` field, then `fields` (name, value) in order.
     /// The answer, a request or an error, is the one [`parse_request`](super::parse_request) gives
-    /// for the HTTP/1.1 head these make; `head_len` is that head's size. `passed` is the
+    /// for the HTTP/1.1 head these make, but that a target neither origin-form nor `*` for
+    /// OPTIONS is malformed here (RFC 9113 8.3.1); `head_len` is that head's size. `passed` is the
     /// connection's last authority that passed its checks, kept here for the next request.
     ///
     /// The answer is handed to `then` by reference and its result returned: the request is read
@@ -363,7 +369,12 @@ where
         return Err(RequestError::HeadersTooLarge);
     }
     meaning?;
-    interpreter.absolute_form()?;
+    // RFC 9113 8.3.1 (and RFC 9114 4.3.1): `:path` is origin-form, or `*` for OPTIONS; an
+    // absolute-form one is malformed, never read as a second authority past `:authority`'s
+    // checks. One compare for almost every request.
+    if target[0] != b'/' && !(target == b"*" && method == b"OPTIONS") {
+        return Err(RequestError::Malformed);
+    }
     interpreter.out.head_len = head_len;
     interpreter.finish_in_place()
 }

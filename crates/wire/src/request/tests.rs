@@ -476,6 +476,20 @@ fn an_absolute_form_target_gives_its_path_and_its_host() {
     }
 }
 
+/// RFC 9112 3.2: an HTTP/1.1 request with no Host is a 400, an absolute-form one too (its
+/// target names a host, but the field must still be there); HTTP/1.0 needs none.
+#[test]
+fn an_http_1_1_absolute_form_request_without_host_is_400() {
+    for head in [
+        &b"GET http://h/x HTTP/1.1\r\n\r\n"[..],
+        b"GET http://h HTTP/1.1\r\nUser-Agent: a\r\n\r\n",
+    ] {
+        let e = err(head);
+        assert_eq!((e, e.status()), (RequestError::BadHost, 400));
+    }
+    assert_eq!(ok(b"GET http://h/x HTTP/1.0\r\n\r\n").host, Some(&b"h"[..]));
+}
+
 #[test]
 fn a_second_authorization_field_is_400() {
     let one = b"GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Basic YTpi\r\n\r\n";

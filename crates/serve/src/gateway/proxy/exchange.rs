@@ -117,6 +117,8 @@ pub(crate) struct Exchange {
     /// The response head as it arrives (its bytes up to the empty line).
     head: Vec<u8>,
     max_head: usize,
+    /// Bytes of the 1xx heads skipped so far: counted against `max_head` with the final head.
+    skipped: usize,
     /// The CGI head made of it, handed out before the body.
     cgi: Vec<u8>,
     cgi_at: usize,
@@ -197,6 +199,7 @@ impl Exchange {
             state: State::Head,
             head,
             max_head: up.max_head,
+            skipped: 0,
             cgi,
             cgi_at: 0,
             input,

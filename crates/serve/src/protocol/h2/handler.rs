@@ -154,7 +154,6 @@ impl Handler for Streams {
         value: &[u8],
     ) -> HeaderVerdict {
         let (max_head, log_fields, keep_all) = (self.max_head, self.log_fields, self.keep_all);
-        let auth_fields = self.auth_fields;
         let Some(s) = self.slot(stream) else {
             return HeaderVerdict::ResetStream;
         };
@@ -231,7 +230,9 @@ impl Handler for Streams {
             | FieldName::IfRange
             | FieldName::AcceptEncoding => known.lower(),
             FieldName::UserAgent | FieldName::Referer if log_fields => known.lower(),
-            FieldName::Authorization if auth_fields => known.lower(),
+            // Always to wire, protected prefix or not: two of them are refused there (a gateway
+            // or a log past this server could read one and an upstream the other).
+            FieldName::Authorization => known.lower(),
             _ => {
                 if keep_all {
                     let (n, v) = (keep(name), keep(value));

@@ -363,8 +363,6 @@ pub(super) struct Streams {
     pub(super) keep_all: bool,
     /// What the connection's and the thread's kept bodies may hold (`protocol/gather.rs`).
     pub(super) budget: Budget,
-    /// Carry `authorization` (a prefix is protected: Basic authentication reads it).
-    pub(super) auth_fields: bool,
     /// The session's buffers, lent for `send`.
     pub(super) bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
@@ -430,7 +428,6 @@ impl Streams {
             log_fields,
             keep_all: false,
             budget: Budget::for_max_body(0),
-            auth_fields: false,
             bufs: None,
             queued: 0,
             before: 0,

@@ -101,44 +101,44 @@ impl Exchange {
     }
 
     /// The head gathered so far: skips 1xx heads; once the final head is whole, its CGI head
-    /// is made and the bytes after it go to the body.
+    /// is made and the bytes after it go to the body. The skipped heads count against
+    /// `max_head` with the final one: an upstream that floods 1xx heads keeps the socket
+    /// readable, so the read loop would never come back to the deadline. They are passed by
+    /// an offset and drained once, not moved down one by one.
     fn parse_head(&mut self) -> io::Result<()> {
-        loop {
-            let parsed = match wire::parse_response_head(&self.head, self.is_head) {
+        let mut at = 0;
+        let result = loop {
+            let parsed = match wire::parse_response_head(&self.head[at..], self.is_head) {
                 Ok(Some(h)) => h,
-                Ok(None) if self.head.len() > self.max_head => {
-                    let e = io::Error::other("response head over max_header_bytes");
-                    return Err(self.fail(e, Failure::BadResponse));
+                Ok(None) if self.skipped + self.head.len() - at > self.max_head => {
+                    break Err(io::Error::other("response head over max_header_bytes"));
                 }
-                Ok(None) => return Ok(()),
-                Err(e) => {
-                    let e = io::Error::new(io::ErrorKind::InvalidData, e);
-                    return Err(self.fail(e, Failure::BadResponse));
-                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(io::Error::new(io::ErrorKind::InvalidData, e)),
             };
-            if parsed.head_len > self.max_head {
-                let e = io::Error::other("response head over max_header_bytes");
-                return Err(self.fail(e, Failure::BadResponse));
+            if self.skipped + parsed.head_len > self.max_head {
+                break Err(io::Error::other("response head over max_header_bytes"));
             }
             if parsed.status == 101 {
-                let e = io::Error::other("101 Switching Protocols: upgrades are not proxied");
-                return Err(self.fail(e, Failure::BadResponse));
+                let e = "101 Switching Protocols: upgrades are not proxied";
+                break Err(io::Error::other(e));
             }
             if (100..200).contains(&parsed.status) {
-                self.head.drain(..parsed.head_len);
+                at += parsed.head_len;
+                self.skipped += parsed.head_len;
                 continue;
             }
             crate::gateway::proxy::response::cgi_head(
-                &self.head[..parsed.head_len],
+                &self.head[at..at + parsed.head_len],
                 parsed.status,
                 &mut self.cgi,
             );
             self.keep_alive = parsed.keep_alive;
-            let rest = self.head.len() - parsed.head_len;
+            let rest = &self.head[at + parsed.head_len..];
             // The rest came in the last read, which filled at most the input buffer.
-            self.input[..rest].copy_from_slice(&self.head[parsed.head_len..]);
+            self.input[..rest.len()].copy_from_slice(rest);
             self.in_pos = 0;
-            self.in_end = rest;
+            self.in_end = rest.len();
             self.head.clear();
             self.state = match parsed.framing {
                 Framing::Empty | Framing::Length(0) => State::Done,
@@ -148,6 +148,13 @@ impl Exchange {
                 self.ended();
             }
             return Ok(());
+        };
+        match result {
+            Ok(()) => {
+                self.head.drain(..at);
+                Ok(())
+            }
+            Err(e) => Err(self.fail(e, Failure::BadResponse)),
         }
     }
 
