@@ -1,10 +1,12 @@
 //! The access-log line of a response flow control held back, written when the response ends
-//! (sent whole, its stream reset or stopped, its connection closed) with the body bytes
+//! (sent whole, its stream reset or stopped, its connection closed, or the loop ended with it
+//! under way: [`H3::log_held`], before the log's last flush) with the body bytes
 //! handed to QUIC by then: Common Log Format's `%b` is the bytes sent, and a client that cut a
 //! 20 MB transfer off after 2 MB is logged with about 2 MB (what QUIC had taken for the stream
 //! and not yet sent counts, at most the stream's window). A response that goes whole at once
 //! (most: a small body) is logged as it is answered, and so is every response when there is
-//! no access log (only its status is counted, at once), so none of this costs them anything.
+//! no access log, so none of this costs them anything. Every response's status is counted as
+//! it is answered, held or not, so the counts are the same with or without a log.
 //! A held response's copies of its request line, `Referer`, `User-Agent` and user live in a
 //! [`HeldLog`] taken from a list of spares and given back after, so that no allocation is made
 //! per response once the list has grown to the responses held at once.
@@ -13,7 +15,7 @@ use std::net::IpAddr;
 
 use super::{Pending, Rest, H3};
 use crate::access_log::Entry;
-use crate::protocol::{finish, Worker};
+use crate::protocol::Worker;
 
 /// Spares kept past this many are dropped (a burst of held responses does not pin memory).
 const MAX_SPARES: usize = 256;
@@ -74,6 +76,14 @@ pub(super) struct Line<'a> {
 }
 
 impl H3 {
+    /// The loop ends: every response still held back is logged with what it sent by now (the
+    /// connections are dropped with the loop; their lines would be lost).
+    pub fn log_held(&mut self, w: &mut Worker) {
+        for (_, p) in self.pending.drain() {
+            done(p, &mut self.spare_logs, w);
+        }
+    }
+
     /// Keeps `line` with `id`'s held-back response, to be written when it ends.
     pub(super) fn log_when_done(&mut self, id: super::RequestId, line: Line<'_>) {
         let Some(p) = self.pending.get_mut(&id) else {
@@ -91,22 +101,25 @@ impl H3 {
 }
 
 /// `p`'s response is over: its line written (if it was held for one) with the body bytes
-/// handed to QUIC, its status counted; its record kept as a spare.
+/// handed to QUIC (its status was counted when it was answered); its record kept as a spare.
 pub(super) fn done(p: Pending, spares: &mut Vec<HeldLog>, w: &mut Worker) {
     let Some(h) = &p.log else {
         return;
     };
     let sent = h.body_bytes.saturating_sub(unsent(&p));
     let peer = h.peer.unwrap_or(IpAddr::from([0, 0, 0, 0]));
-    finish(w, h.status, || Entry {
-        peer,
-        request_line: &h.line,
-        status: h.status,
-        body_bytes: sent,
-        referer: h.referer.shown(),
-        user_agent: h.user_agent.shown(),
-        user: h.user.shown(),
-    });
+    if let Some(log) = w.log.as_mut() {
+        let entry = Entry {
+            peer,
+            request_line: &h.line,
+            status: h.status,
+            body_bytes: sent,
+            referer: h.referer.shown(),
+            user_agent: h.user_agent.shown(),
+            user: h.user.shown(),
+        };
+        log.record(&entry, w.wall);
+    }
     if spares.len() < MAX_SPARES {
         spares.extend(p.log);
     }
