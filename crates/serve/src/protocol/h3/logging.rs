@@ -19,6 +19,9 @@ use crate::protocol::Worker;
 
 /// Spares kept past this many are dropped (a burst of held responses does not pin memory).
 const MAX_SPARES: usize = 256;
+/// A record whose buffers grew past this (a long path, `Referer` or `User-Agent`) is dropped,
+/// not kept as a spare: 256 spares of 16 KiB fields would pin 4 MiB on a thread.
+const MAX_SPARE_BYTES: usize = 2048;
 
 /// What a held response's log line needs, owned (its request is gone by the time it ends).
 #[derive(Default)]
@@ -38,6 +41,16 @@ pub(super) struct HeldLog {
 struct Kept {
     present: bool,
     bytes: Vec<u8>,
+}
+
+impl HeldLog {
+    /// The bytes its buffers hold on to.
+    fn capacity(&self) -> usize {
+        self.line.capacity()
+            + self.referer.bytes.capacity()
+            + self.user_agent.bytes.capacity()
+            + self.user.bytes.capacity()
+    }
 }
 
 impl Kept {
@@ -120,7 +133,28 @@ pub(super) fn done(p: Pending, spares: &mut Vec<HeldLog>, w: &mut Worker) {
         };
         log.record(&entry, w.wall);
     }
-    if spares.len() < MAX_SPARES {
+    if kept_as_spare(h, spares.len()) {
         spares.extend(p.log);
+    }
+}
+
+/// Whether `h` joins the `spares` kept: only while few are, and only if its buffers are small.
+fn kept_as_spare(h: &HeldLog, spares: usize) -> bool {
+    spares < MAX_SPARES && h.capacity() <= MAX_SPARE_BYTES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_grown_large_is_not_kept_as_a_spare() {
+        let mut h = HeldLog::default();
+        h.line.extend_from_slice(b"GET /a HTTP/3.0");
+        h.user_agent.refill(Some(b"curl/8"));
+        assert!(kept_as_spare(&h, 0));
+        assert!(!kept_as_spare(&h, MAX_SPARES));
+        h.referer.refill(Some(&[b'r'; 16 * 1024]));
+        assert!(!kept_as_spare(&h, 0));
     }
 }
