@@ -281,6 +281,37 @@ fn one_address_gets_no_more_than_its_connections() {
 }
 
 #[test]
+fn an_address_at_its_limit_has_one_refused_connection_at_a_time() {
+    let certs = Certs::new();
+    let config = server(&certs, Timeouts::default()).max_per_address(1);
+    let mut net = Net::new(config, 100);
+    let mut client = client_config(1 << 20);
+    handshake(&mut net, peer(1 << 20));
+    // Three more from the address at once: each Initial gets a Retry, and the three bring
+    // their tokens back in the same turn. One connection is made to refuse them (its TLS
+    // flight, its close); the others' Initials are dropped while it closes, and are refused in
+    // turn as their clients send them again.
+    for port in [5001, 5002, 5003] {
+        let addr = format!("127.0.0.2:{port}").parse().unwrap();
+        net.peers.push(Peer::connect(&mut client, addr));
+    }
+    let mut most = 0;
+    net.until("all three refused", |n| {
+        most = most.max(n.server.connections());
+        (n.peers[1..].iter()).all(|p| p.closed_by_server() == Some((false, CONNECTION_REFUSED)))
+    });
+    assert_eq!(most, 2, "one connection and one refused at a time");
+    let c = net.server.counts();
+    // Each refused connection, and each Initial dropped meanwhile.
+    assert!(c.refused_per_address > 3, "{c:?}");
+    assert_eq!(c.accepted, 1, "{c:?}");
+    // The refused ones live only through their closing period.
+    net.until("the refused ones forgotten", |n| {
+        n.server.connections() == 1
+    });
+}
+
+#[test]
 fn handshakes_never_completed_do_not_count_against_their_address() {
     let certs = Certs::new();
     let config = server(&certs, Timeouts::default()).max_per_address(2);

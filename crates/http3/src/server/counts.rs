@@ -28,8 +28,9 @@ pub struct ServerCounts {
     pub malformed_requests: u64,
     /// Connections refused because their address had `max_per_address` connections, each
     /// closed with CONNECTION_REFUSED: an Initial bringing a good Retry token (not counted
-    /// in `accepted`), or a handshake done. (An Initial without a token at the limit gets a
-    /// Retry.)
+    /// in `accepted`), or a handshake done; and an Initial with a good token dropped while
+    /// the address's one refused connection closes. (An Initial without a token at the limit
+    /// gets a Retry.)
     pub refused_per_address: u64,
     /// Handshakes not done within the header timeout (the connection closed).
     pub handshake_timeouts: u64,
