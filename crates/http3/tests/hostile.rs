@@ -302,8 +302,9 @@ fn an_address_at_its_limit_has_one_refused_connection_at_a_time() {
     });
     assert_eq!(most, 2, "one connection and one refused at a time");
     let c = net.server.counts();
-    // Each refused connection, and each Initial dropped meanwhile.
-    assert!(c.refused_per_address > 3, "{c:?}");
+    // Each refused connection once; the Initials dropped meanwhile apart.
+    assert_eq!(c.refused_per_address, 3, "{c:?}");
+    assert!(c.refused >= 2, "{c:?}");
     assert_eq!(c.accepted, 1, "{c:?}");
     // The refused ones live only through their closing period.
     net.until("the refused ones forgotten", |n| {

@@ -83,7 +83,7 @@ impl Server {
             // token, and answering a bad one of ours would only help whoever forges them.)
             match token::open(token, from, &hdr.dcid, self.now) {
                 Some(_) if at_limit && refusing => {
-                    self.counts.refused_per_address += 1;
+                    self.counts.refused += 1;
                     return None;
                 }
                 Some(odcid) if hdr.dcid.len() == cid::LEN => {
