@@ -156,6 +156,17 @@ struct Slot {
     conn: Option<Conn>,
 }
 
+/// One client address's part of the server (`Server::per_address`).
+#[derive(Debug, Default)]
+struct PerAddress {
+    /// Its connections counted against `max_per_address`.
+    counted: u32,
+    /// A connection refused at its limit is closing (`accept.rs`): one at a time, so that
+    /// refusing costs a client at most one connection's handshake and state, however many
+    /// Initials it brings (the others are dropped).
+    refusing: bool,
+}
+
 /// The HTTP/3 connections of one UDP socket.
 pub struct Server {
     config: ServerConfig,
@@ -179,9 +190,9 @@ pub struct Server {
     going_away: bool,
     /// Connections still in their handshake (for [`Retry::Flood`](crate::Retry::Flood)).
     handshakes: usize,
-    /// Connections open per client address ([`address_key`]) whose client is known to be
-    /// there (for `max_per_address`).
-    per_address: HashMap<IpAddr, u32>,
+    /// Per client address ([`address_key`]): its connections whose client is known to be
+    /// there (for `max_per_address`), and whether a refused one is closing.
+    per_address: HashMap<IpAddr, PerAddress>,
     /// The time of the last `recv` or `on_deadline` (what the deadlines are measured from).
     now: Instant,
     /// The connections' deadlines, kept between turns (`deadline` takes `&self`: the slots
@@ -309,13 +320,15 @@ impl Server {
         for cid in &conn.ids {
             self.by_id.remove(cid);
         }
-        if conn.h3.is_none() {
+        // A refused connection was never counted as a handshake (`accept.rs`).
+        if conn.h3.is_none() && !conn.refused {
             self.handshakes -= 1;
         }
         let key = address_key(conn.peer.ip());
-        if let Some(n) = self.per_address.get_mut(&key).filter(|_| conn.counted) {
-            *n -= 1;
-            if *n == 0 {
+        if let Some(a) = self.per_address.get_mut(&key) {
+            a.counted -= u32::from(conn.counted);
+            a.refusing &= !conn.refused;
+            if a.counted == 0 && !a.refusing {
                 self.per_address.remove(&key);
             }
         }

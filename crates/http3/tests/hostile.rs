@@ -12,7 +12,7 @@
 mod common;
 
 use common::memory::Certs;
-use common::raw::{client_config, Net, Peer};
+use common::raw::{client_config, Net, Peer, SERVER};
 use http3::{Limits, Retry, ServerConfig, Timeouts, H3_NO_ERROR, H3_REQUEST_INCOMPLETE};
 use std::time::{Duration, Instant};
 
@@ -278,6 +278,94 @@ fn one_address_gets_no_more_than_its_connections() {
         "127.0.0.2:5003".parse().unwrap(),
     ));
     net.until("a new one", |n| ready(n, 4));
+}
+
+#[test]
+fn an_address_at_its_limit_has_one_refused_connection_at_a_time() {
+    let certs = Certs::new();
+    let config = server(&certs, Timeouts::default()).max_per_address(1);
+    let mut net = Net::new(config, 100);
+    let mut client = client_config(1 << 20);
+    handshake(&mut net, peer(1 << 20));
+    // Three more from the address at once: each Initial gets a Retry, and the three bring
+    // their tokens back in the same turn. One connection is made to refuse them (its TLS
+    // flight, its close); the others' Initials are dropped while it closes, and are refused in
+    // turn as their clients send them again.
+    for port in [5001, 5002, 5003] {
+        let addr = format!("127.0.0.2:{port}").parse().unwrap();
+        net.peers.push(Peer::connect(&mut client, addr));
+    }
+    let mut most = 0;
+    net.until("all three refused", |n| {
+        most = most.max(n.server.connections());
+        (n.peers[1..].iter()).all(|p| p.closed_by_server() == Some((false, CONNECTION_REFUSED)))
+    });
+    assert_eq!(most, 2, "one connection and one refused at a time");
+    let c = net.server.counts();
+    // Each refused connection once; the Initials dropped meanwhile apart.
+    assert_eq!(c.refused_per_address, 3, "{c:?}");
+    assert!(c.refused >= 2, "{c:?}");
+    assert_eq!(c.accepted, 1, "{c:?}");
+    // The refused ones live only through their closing period.
+    net.until("the refused ones forgotten", |n| {
+        n.server.connections() == 1
+    });
+}
+
+#[test]
+fn a_client_hello_in_two_datagrams_is_refused_after_the_first_flight() {
+    let certs = Certs::new();
+    let config = server(&certs, Timeouts::default()).max_per_address(1);
+    let mut net = Net::new(config, 100);
+    handshake(&mut net, peer(1 << 20));
+    // A ClientHello too long for one Initial (a long ALPN list, as a browser's post-quantum
+    // key share makes it): after the first datagram the server has only an ACK to send, and
+    // its close must wait for the rest and its first flight, which gives any client the keys
+    // to read it.
+    let filler: Vec<Vec<u8>> = (0..40)
+        .map(|i| format!("x-{i:02}-{}", "p".repeat(40)).into_bytes())
+        .collect();
+    let mut protos: Vec<&[u8]> = filler.iter().map(Vec::as_slice).collect();
+    protos.push(b"h3");
+    let mut long = client_config(1 << 20);
+    long.set_application_protos(&protos).unwrap();
+    let mut p = Peer::connect(&mut long, "127.0.0.2:5001".parse().unwrap());
+    // Each of the client's datagrams reaches the server alone, and what the server sends for
+    // it reaches the client before the next: the Retry first, then the token's two Initials.
+    let server_addr = SERVER.parse().unwrap();
+    let mut buf = vec![0u8; 65_536];
+    let mut out = vec![0u8; 65_536];
+    for _round in 0..2 {
+        let mut sent = Vec::new();
+        while let Ok((n, _)) = p.quic.send(&mut buf) {
+            sent.push(buf[..n].to_vec());
+        }
+        assert!(
+            sent.len() >= 2,
+            "the ClientHello in {} datagrams",
+            sent.len()
+        );
+        for mut d in sent {
+            net.server.recv(&mut d, p.addr);
+            while let Some(g) = net.server.send(&mut out) {
+                let info = quiche::RecvInfo {
+                    from: server_addr,
+                    to: p.addr,
+                };
+                let _ = p.quic.recv(&mut out[..g.len], info);
+            }
+        }
+    }
+    net.peers.push(p);
+    net.until("refused", |n| {
+        n.peers[1].closed_by_server() == Some((false, CONNECTION_REFUSED))
+    });
+    // The server's certificate came before the close: its first flight went first.
+    assert!(
+        net.peers[1].quic.peer_cert().is_some(),
+        "the close came before the first flight"
+    );
+    assert_eq!(net.server.counts().refused_per_address, 1);
 }
 
 #[test]

@@ -265,6 +265,7 @@ impl<'a, T: Transport> Loop<'a, T> {
         }
         if let Some(q) = self.quic.as_mut() {
             q.abandon_programs(&mut self.worker);
+            q.log_held(&mut self.worker);
         }
         if let Some(g) = self.worker.gateways.as_mut() {
             g.sweep(self.worker.now, true);

@@ -158,11 +158,17 @@ counters! {
         /// client whose port changes then loses its connection.
         h3_steer_off,
         /// Datagrams dropped unread: malformed, for no connection, a first packet refused
-        /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`), or from
-        /// a new client address not followed (`h3_address_changes_refused`); and
-        /// messages the kernel cut short on the HTTP/3 sockets (`MSG_TRUNC`, `MSG_CTRUNC`).
+        /// (too short, past `h3_max_connections`, after the shutdown began, or from an
+        /// address at `h3_max_connections_per_address` whose refused connection still
+        /// closes), a bad Retry token (`h3_bad_tokens`), or from a new client address not
+        /// followed (`h3_address_changes_refused`); and messages the kernel cut short on the
+        /// HTTP/3 sockets (`MSG_TRUNC`, `MSG_CTRUNC`).
         h3_dropped,
-        /// Of those, first packets refused at `h3_max_connections_per_address`.
+        /// QUIC connections refused at `h3_max_connections_per_address`, closed with
+        /// CONNECTION_REFUSED: a first packet bringing a Retry's token back (a connection made
+        /// to send the close, not in `http3_connections`), or a handshake completing past the
+        /// limit. Not in `h3_dropped`. (A first packet without a token at the limit gets a
+        /// Retry, `h3_retries`.)
         h3_refused_per_address,
         /// HTTP/3 requests whose header block was malformed (RFC 9114 4.1.2: a pseudo-header
         /// missing, repeated or late, an uppercase name, a connection-specific field): the

@@ -324,6 +324,11 @@ impl Quic {
         self.flush(w);
     }
 
+    /// The loop ends: the responses still held back logged (before the log's last flush).
+    pub fn log_held(&mut self, w: &mut Worker) {
+        self.h3.log_held(w);
+    }
+
     pub fn publish(&self, w: &mut Worker) {
         self.h3.publish(&mut w.stats);
         // This thread's one socket.

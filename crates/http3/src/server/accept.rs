@@ -60,11 +60,21 @@ impl Server {
         // which the connection is made, reads the Initial, sends its first flight (so that
         // every client has the keys to read the close: quiche could not seal one before it
         // for aioquic's Initial) and then closes (`send.rs`), so that its client fails at
-        // once rather than waiting out its connect timeout. Its client has proved its address, so this answers no spoofer,
-        // and the connection lives only through QUIC's closing period, not counted against
-        // the address.
-        let at_limit = (self.per_address.get(&address_key(from.ip())))
-            .is_some_and(|&n| n as usize >= self.config.max_per_address);
+        // once rather than waiting out its connect timeout. Its client has proved its address,
+        // so this answers no spoofer, and the connection lives only through QUIC's closing
+        // period, not counted against the address (nor as a handshake, for `Retry::Flood`;
+        // it does count against `max_connections` while it closes). One such connection at a
+        // time per address: while it closes, further Initials from there with a good token
+        // are dropped, as a full address's were before, so refusing costs one handshake
+        // (its TLS flight and signature) per closing period, not one per Initial.
+        let key = address_key(from.ip());
+        let (at_limit, refusing) = match self.per_address.get(&key) {
+            Some(a) => (
+                a.counted as usize >= self.config.max_per_address,
+                a.refusing,
+            ),
+            None => (false, false),
+        };
         // A token not of our format (another server's, or one of ours from before a format
         // change) is taken as none (RFC 9000 8.1.3): its client is not shut out for it.
         let token = (hdr.token.as_deref()).filter(|t| token::ours(t));
@@ -72,6 +82,10 @@ impl Server {
             // A Retry's token: good, or the Initial is dropped. (This server gives no other
             // token, and answering a bad one of ours would only help whoever forges them.)
             match token::open(token, from, &hdr.dcid, self.now) {
+                Some(_) if at_limit && refusing => {
+                    self.counts.refused += 1;
+                    return None;
+                }
                 Some(odcid) if hdr.dcid.len() == cid::LEN => {
                     let odcid = quiche::ConnectionId::from_vec(odcid.to_vec());
                     (hdr.dcid.clone().into_owned(), Some(odcid))
@@ -149,15 +163,16 @@ impl Server {
             sending: false,
             refused: odcid.is_some() && at_limit,
         });
-        self.handshakes += 1;
         self.live += 1;
         if odcid.is_some() && at_limit {
+            self.per_address.entry(key).or_default().refusing = true;
             self.counts.refused_per_address += 1;
             return Some(slot);
         }
+        self.handshakes += 1;
         // Validated by its token: counted now (else once its handshake is done).
         if odcid.is_some() {
-            *self.per_address.entry(address_key(from.ip())).or_insert(0) += 1;
+            self.per_address.entry(key).or_default().counted += 1;
         }
         self.counts.accepted += 1;
         Some(slot)

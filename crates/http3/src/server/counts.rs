@@ -14,7 +14,8 @@ pub struct ServerCounts {
     /// Datagrams too short or malformed to read a QUIC header from.
     pub malformed: u64,
     /// First datagrams refused: under 1,200 bytes, past the connection limit, after
-    /// `go_away`, or a version negotiation past the queue's bound.
+    /// `go_away`, a version negotiation past the queue's bound, or an Initial with a good
+    /// token from an address at its limit whose refused connection still closes.
     pub refused: u64,
     /// Version negotiation packets sent.
     pub version_negotiation: u64,
@@ -28,8 +29,9 @@ pub struct ServerCounts {
     pub malformed_requests: u64,
     /// Connections refused because their address had `max_per_address` connections, each
     /// closed with CONNECTION_REFUSED: an Initial bringing a good Retry token (not counted
-    /// in `accepted`), or a handshake done. (An Initial without a token at the limit gets a
-    /// Retry.)
+    /// in `accepted`; the connection is made to send the close), or a handshake done. (An
+    /// Initial without a token at the limit gets a Retry; one with a good token while the
+    /// address's refused connection still closes is dropped, in `refused`.)
     pub refused_per_address: u64,
     /// Handshakes not done within the header timeout (the connection closed).
     pub handshake_timeouts: u64,

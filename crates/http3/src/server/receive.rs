@@ -95,15 +95,14 @@ impl Server {
                 // The client is at its address now: it counts against it, or, the address
                 // having its connections (handshakes that completed together), is refused.
                 if !conn.counted {
-                    let n = self
-                        .per_address
+                    let a = (self.per_address)
                         .entry(address_key(conn.peer.ip()))
-                        .or_insert(0);
-                    if *n as usize >= self.config.max_per_address {
+                        .or_default();
+                    if a.counted as usize >= self.config.max_per_address {
                         let _ = conn.quic.close(false, CONNECTION_REFUSED, b"");
                         self.counts.refused_per_address += 1;
                     } else {
-                        *n += 1;
+                        a.counted += 1;
                         conn.counted = true;
                     }
                 }

@@ -49,8 +49,15 @@ impl Server {
                 // A connection refused at its address's limit (`accept.rs`): its first flight
                 // is out (the client has the keys to read what follows), its close follows.
                 // Closed before that flight, quiche could not seal the close for every client
-                // (aioquic's Initial left it a CryptoFail).
-                Err(_) if conn.refused && conn.quic.local_error().is_none() => {
+                // (aioquic's Initial left it a CryptoFail). A ClientHello in two Initials (a
+                // browser's post-quantum key share) has only an ACK for the first: the flight,
+                // and so the close, waits for the rest (an ALPN chosen says TLS read it whole
+                // and wrote the flight).
+                Err(_)
+                    if conn.refused
+                        && conn.quic.local_error().is_none()
+                        && !conn.quic.application_proto().is_empty() =>
+                {
                     let _ = conn
                         .quic
                         .close(false, super::receive::CONNECTION_REFUSED, b"");

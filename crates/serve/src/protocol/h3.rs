@@ -305,12 +305,10 @@ impl H3 {
         let c = self.server.counts();
         st.http3_connections = c.accepted;
         st.h3_resumed = c.resumed;
-        st.h3_dropped = c.malformed
-            + c.unknown
-            + c.refused
-            + c.refused_per_address
-            + c.bad_tokens
-            + c.address_changes_refused;
+        // Datagrams dropped unread; a connection refused at its address's limit was read
+        // (made to send its close), so it is not one.
+        st.h3_dropped =
+            c.malformed + c.unknown + c.refused + c.bad_tokens + c.address_changes_refused;
         st.h3_refused_per_address = c.refused_per_address;
         st.h3_malformed_requests = c.malformed_requests;
         st.h3_goaways_sent = c.goaways_sent;

@@ -15,7 +15,7 @@ use crate::gateway::asked::Asked;
 use crate::gateway::{cgi, Route};
 use crate::protocol::gateway::{body_gate, BodyGate, Exchange};
 use crate::protocol::gather::{Gathered, OverBudget};
-use crate::protocol::{finish, request_line, Worker};
+use crate::protocol::{count_status, finish, request_line, Worker};
 use crate::respond::Output;
 
 impl H3 {
@@ -203,7 +203,9 @@ impl H3 {
         // A HEAD answered with an error page has no body either.
         let sent = self.reply(id, reply, head || method == b"HEAD", w);
         if sent == Sent::Held && w.log.is_some() {
-            // Logged when it ends, with the bytes it sent (`h3/logging.rs`).
+            // Counted now, as every response is (the counts do not hang on the access log);
+            // logged when it ends, with the bytes it sent (`h3/logging.rs`).
+            count_status(&mut w.stats, status);
             let line = Line {
                 peer: peer.ip(),
                 method,

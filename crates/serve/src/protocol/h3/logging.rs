@@ -1,10 +1,12 @@
 //! The access-log line of a response flow control held back, written when the response ends
-//! (sent whole, its stream reset or stopped, its connection closed) with the body bytes
+//! (sent whole, its stream reset or stopped, its connection closed, or the loop ended with it
+//! under way: [`H3::log_held`], before the log's last flush) with the body bytes
 //! handed to QUIC by then: Common Log Format's `%b` is the bytes sent, and a client that cut a
 //! 20 MB transfer off after 2 MB is logged with about 2 MB (what QUIC had taken for the stream
 //! and not yet sent counts, at most the stream's window). A response that goes whole at once
 //! (most: a small body) is logged as it is answered, and so is every response when there is
-//! no access log (only its status is counted, at once), so none of this costs them anything.
+//! no access log, so none of this costs them anything. Every response's status is counted as
+//! it is answered, held or not, so the counts are the same with or without a log.
 //! A held response's copies of its request line, `Referer`, `User-Agent` and user live in a
 //! [`HeldLog`] taken from a list of spares and given back after, so that no allocation is made
 //! per response once the list has grown to the responses held at once.
@@ -13,10 +15,13 @@ use std::net::IpAddr;
 
 use super::{Pending, Rest, H3};
 use crate::access_log::Entry;
-use crate::protocol::{finish, Worker};
+use crate::protocol::Worker;
 
 /// Spares kept past this many are dropped (a burst of held responses does not pin memory).
 const MAX_SPARES: usize = 256;
+/// A record whose buffers grew past this (a long path, `Referer` or `User-Agent`) is dropped,
+/// not kept as a spare: 256 spares of 16 KiB fields would pin 4 MiB on a thread.
+const MAX_SPARE_BYTES: usize = 2048;
 
 /// What a held response's log line needs, owned (its request is gone by the time it ends).
 #[derive(Default)]
@@ -36,6 +41,16 @@ pub(super) struct HeldLog {
 struct Kept {
     present: bool,
     bytes: Vec<u8>,
+}
+
+impl HeldLog {
+    /// The bytes its buffers hold on to.
+    fn capacity(&self) -> usize {
+        self.line.capacity()
+            + self.referer.bytes.capacity()
+            + self.user_agent.bytes.capacity()
+            + self.user.bytes.capacity()
+    }
 }
 
 impl Kept {
@@ -74,6 +89,14 @@ pub(super) struct Line<'a> {
 }
 
 impl H3 {
+    /// The loop ends: every response still held back is logged with what it sent by now (the
+    /// connections are dropped with the loop; their lines would be lost).
+    pub fn log_held(&mut self, w: &mut Worker) {
+        for (_, p) in self.pending.drain() {
+            done(p, &mut self.spare_logs, w);
+        }
+    }
+
     /// Keeps `line` with `id`'s held-back response, to be written when it ends.
     pub(super) fn log_when_done(&mut self, id: super::RequestId, line: Line<'_>) {
         let Some(p) = self.pending.get_mut(&id) else {
@@ -91,23 +114,47 @@ impl H3 {
 }
 
 /// `p`'s response is over: its line written (if it was held for one) with the body bytes
-/// handed to QUIC, its status counted; its record kept as a spare.
+/// handed to QUIC (its status was counted when it was answered); its record kept as a spare.
 pub(super) fn done(p: Pending, spares: &mut Vec<HeldLog>, w: &mut Worker) {
     let Some(h) = &p.log else {
         return;
     };
     let sent = h.body_bytes.saturating_sub(unsent(&p));
     let peer = h.peer.unwrap_or(IpAddr::from([0, 0, 0, 0]));
-    finish(w, h.status, || Entry {
-        peer,
-        request_line: &h.line,
-        status: h.status,
-        body_bytes: sent,
-        referer: h.referer.shown(),
-        user_agent: h.user_agent.shown(),
-        user: h.user.shown(),
-    });
-    if spares.len() < MAX_SPARES {
+    if let Some(log) = w.log.as_mut() {
+        let entry = Entry {
+            peer,
+            request_line: &h.line,
+            status: h.status,
+            body_bytes: sent,
+            referer: h.referer.shown(),
+            user_agent: h.user_agent.shown(),
+            user: h.user.shown(),
+        };
+        log.record(&entry, w.wall);
+    }
+    if kept_as_spare(h, spares.len()) {
         spares.extend(p.log);
+    }
+}
+
+/// Whether `h` joins the `spares` kept: only while few are, and only if its buffers are small.
+fn kept_as_spare(h: &HeldLog, spares: usize) -> bool {
+    spares < MAX_SPARES && h.capacity() <= MAX_SPARE_BYTES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_grown_large_is_not_kept_as_a_spare() {
+        let mut h = HeldLog::default();
+        h.line.extend_from_slice(b"GET /a HTTP/3.0");
+        h.user_agent.refill(Some(b"curl/8"));
+        assert!(kept_as_spare(&h, 0));
+        assert!(!kept_as_spare(&h, MAX_SPARES));
+        h.referer.refill(Some(&[b'r'; 16 * 1024]));
+        assert!(!kept_as_spare(&h, 0));
     }
 }
