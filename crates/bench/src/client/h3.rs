@@ -274,10 +274,12 @@ impl Wire for H3 {
 
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
         self.take_packets(cx, end);
-        // Sent in full (its head's datagrams out, its body taken whole: quiche takes no more
-        // than it may send at once, and the linger's first step sent it) and not refused by a
-        // late GOAWAY: unfinished; else, and those to send again, not sent (an upload cut
-        // short so was cancelled by the linger: `linger_step`).
+        // Sent in full (its head's datagrams out, its body taken whole by quiche) and not
+        // refused by a late GOAWAY: unfinished; else, and those to send again, not sent (an
+        // upload cut short so is cancelled by the linger: `linger_step`). A body taken whole
+        // may still sit partly in quiche (its cap on what it takes counts the peer's credit,
+        // not what it already buffers): what gets it out is the linger, which sends after
+        // each read until its bound (1 s); cut by that bound, it is counted, not delivered.
         let late_goaway = self.late_goaway;
         let any = self.flight.record_at_end(ch, cx, end, |id, s| {
             let refused = late_goaway.is_some_and(|first| id >= first);

@@ -145,6 +145,9 @@ fn a_request_body_behind_a_one_byte_window_at_a_timed_end() {
         body: Some(vec![b'x'; 2000]),
         ..RequestSpec::default()
     }];
+    // Runs whose server saw a CANCEL: the cancel itself must be seen to work, not only the
+    // counts to hold without one.
+    let runs_cancelling = std::cell::Cell::new(0u64);
     let truth = |srv: &H2Server, r: &RunResult| {
         let s = &r.stats;
         let sent = s.requests + s.unfinished;
@@ -155,6 +158,7 @@ fn a_request_body_behind_a_one_byte_window_at_a_timed_end() {
             "cancelled {cancelled}, unsent {}",
             s.unsent_at_end
         );
+        runs_cancelling.set(runs_cancelling.get() + u64::from(cancelled > 0));
         (settled(srv, &srv.streams) - cancelled, sent)
     };
     timed_runs_held(
@@ -165,6 +169,10 @@ fn a_request_body_behind_a_one_byte_window_at_a_timed_end() {
         truth,
         // An upload cut short by the end: what this test is about.
         |r| r.stats.unsent_at_end > 0,
+    );
+    assert!(
+        runs_cancelling.get() > 0,
+        "no run's server saw an upload cancelled"
     );
 }
 

@@ -89,7 +89,8 @@ impl Server {
     }
 
     /// Request body bytes into `buf`: how many (0: none waiting now, or the client reset the
-    /// stream: a [`ServerEvent::Reset`] is then the next event). What is read moves the body's
+    /// stream: a later poll reports it, as a [`ServerEvent::Reset`], behind the events
+    /// already queued). What is read moves the body's
     /// deadline ([`crate::Timeouts::body`]).
     pub fn recv_body(&mut self, id: RequestId, buf: &mut [u8]) -> Result<usize, Error> {
         let now = self.now;

@@ -189,7 +189,8 @@ mod tests {
 
     #[test]
     fn a_frame_not_all_in_the_output_yet_lets_nothing_more_go() {
-        // The socket in a frame whose rest nghttp2 still holds: no boundary to cut at.
+        // The socket in a frame whose rest nghttp2 still holds: no boundary to cut at. (`Io`'s
+        // write takes a frame whole, so this is a guard, not a case that arises.)
         let mut io = io(4);
         frame(&mut io.out, HEADERS, 1, 5);
         io.out.truncate(10);

@@ -289,11 +289,17 @@ impl Io {
 }
 
 impl Handler for Io {
+    /// All or nothing: nghttp2 offers one frame (or the rest of one) at a time, and taking
+    /// part of it would start the next `out` inside a frame, where the end of the run's cut
+    /// (`cut_at_end.rs`) reads `out` frame by frame from its start and could put a RST_STREAM
+    /// inside a frame. A frame larger than the room goes when nothing waits before it.
     fn write(&mut self, bytes: &[u8]) -> usize {
-        let room = OUT_LIMIT.saturating_sub(self.out.len() - self.out_pos);
-        let n = bytes.len().min(room);
-        self.out.extend_from_slice(&bytes[..n]);
-        n
+        let waiting = self.out.len() - self.out_pos;
+        if waiting > 0 && waiting + bytes.len() > OUT_LIMIT {
+            return 0; // WOULDBLOCK: nghttp2 offers the same bytes at the next `send`
+        }
+        self.out.extend_from_slice(bytes);
+        bytes.len()
     }
 
     fn body_ready(&mut self, stream: StreamId, max: usize) -> Body {
@@ -506,5 +512,27 @@ mod tests {
         );
         assert!(!(s.closed || s.reset || s.data_ended || s.refused || s.own_body));
         assert!(s.body.is_none());
+    }
+
+    #[test]
+    fn a_frame_the_output_has_no_room_for_is_not_taken_in_part() {
+        // The output nearly full: a HEADERS frame offered is refused whole (nghttp2 offers it
+        // again at the next `send`), so the next output starts at a frame.
+        let mut io = Io::new(2);
+        io.out = vec![0; OUT_LIMIT - 20];
+        io.out_pos = 10;
+        let headers = [0x55; 40];
+        assert_eq!(Handler::write(&mut io, &headers), 0);
+        assert_eq!((io.out.len(), io.out_pos), (OUT_LIMIT - 20, 10));
+        // With room, it is taken whole; and a frame larger than the limit goes when nothing
+        // waits before it.
+        io.out_pos = 30;
+        assert_eq!(Handler::write(&mut io, &headers), 40);
+        assert_eq!(&io.out[OUT_LIMIT - 20..], &headers);
+        io.out.clear();
+        io.out_pos = 0;
+        let big = vec![0x66; OUT_LIMIT + 9];
+        assert_eq!(Handler::write(&mut io, &big), big.len());
+        assert_eq!(io.out, big);
     }
 }

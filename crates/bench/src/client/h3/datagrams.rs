@@ -291,8 +291,8 @@ impl H3 {
         // when its HEADERS leave): a response can only come after the flush that took its
         // head, so no time to first byte counts from NONE, even the answer of a server that
         // did not wait for the body; `at_end` counts it unfinished once its body is taken
-        // whole too (the linger's first step sends what quiche holds), else not sent (the
-        // linger cancels it).
+        // whole too (part of it may still be in quiche: the linger sends after each read,
+        // within its bound, and that gets it out), else not sent (the linger cancels it).
         for s in (self.flight.iter_mut()).filter(|s| s.ex.written_us == NONE) {
             s.ex.written_us = now;
         }

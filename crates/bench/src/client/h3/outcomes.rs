@@ -61,14 +61,15 @@ impl H3 {
     }
 
     /// Streams the server's GOAWAY will not process (from its id on) are kept to be sent again
-    /// on a new connection, counted as retried. An upload among them whose body the client
-    /// had not taken whole has its request side reset (H3_REQUEST_CANCELLED): else quiche
-    /// would go on sending the rest, as the server's credit allows, on the old connection.
+    /// on a new connection, counted as retried, and each has its request side reset
+    /// (H3_REQUEST_CANCELLED; RFC 9114 section 5.2 lets the client cancel them): else quiche
+    /// would go on sending what it holds of their bodies on the old connection, a body taken
+    /// whole too (quiche takes more than it may send at once).
     pub(super) fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         let Some(first) = self.goaway else { return };
         while let Some(i) = self.flight.position(|s| s.id >= first) {
             let s = self.flight.take(i);
-            if let (1.., Some(client)) = (s.body_left(), &mut self.client) {
+            if let Some(client) = &mut self.client {
                 let _ = client.reset_request(s.id, http3::H3_REQUEST_CANCELLED);
             }
             if cx.counts(s.ex.file_start_us, now) {
