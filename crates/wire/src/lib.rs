@@ -20,7 +20,7 @@ mod text;
 pub use date::{http_date, parse_http_date, DateCache};
 pub use field_name::FieldName;
 pub use request::{
-    parse_request, Method, PassedHost, Request, RequestError, RequestLimits, Version,
+    is_token, parse_request, Method, PassedHost, Request, RequestError, RequestLimits, Version,
 };
 pub use response::{
     parse_response_head, BodyDecoder, BodyProgress, Framing, ResponseError, ResponseHead,

@@ -17,6 +17,7 @@
 
 use std::mem::MaybeUninit;
 
+pub use fields::is_token;
 use fields::Interpreter;
 
 mod fields;

@@ -433,11 +433,9 @@ pub(crate) fn regex_error(pattern: &str, e: &regex::Error) -> String {
     format!("{pattern:?} is not a regular expression: {reason}")
 }
 
-/// RFC 9110's token characters: a field name, a media type's type and subtype.
+/// RFC 9110's token: a field name, a media type's type and subtype.
 fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    wire::is_token(s.as_bytes())
 }
 
 fn trim(v: &[u8]) -> &[u8] {

@@ -38,12 +38,9 @@ impl GaveUp {
     pub fn files_missing(statuses: &StatusCounts) -> bool {
         let mut client_errors = statuses
             .seen()
-            .filter(|(code, _)| (400..500).contains(code));
-        let mut missing = false;
-        client_errors.all(|(code, _)| {
-            missing = true;
-            matches!(code, 404 | 410)
-        }) && missing
+            .filter(|(code, _)| (400..500).contains(code))
+            .peekable();
+        client_errors.peek().is_some() && client_errors.all(|(code, _)| matches!(code, 404 | 410))
     }
 
     /// What to do about it, for the kinds that have a usual cause; the others say only that.

@@ -20,11 +20,9 @@ pub static PLAIN_GET: RequestSpec = RequestSpec {
     body: None,
 };
 
-/// RFC 9110's token characters: what a method or a header name is made of.
+/// RFC 9110's token: what a method or a header name is made of.
 fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    wire::is_token(s.as_bytes())
 }
 
 impl RequestSpec {

@@ -103,9 +103,7 @@ impl Server {
             // the next poll would no longer report. Told as a poll tells one, so that the
             // application drops the request rather than wait for the rest of its body.
             Err(h3::Error::TransportError(quiche::Error::StreamReset(code))) => {
-                conn.blocked.retain(|&s| s != id.stream);
-                conn.heads.retain(|&(s, _)| s != id.stream);
-                clocks::body_ended(conn, id.stream);
+                clocks::stream_reset(conn, id.stream);
                 self.events.push_back(ServerEvent::Reset { id, code });
                 return Ok(0);
             }

@@ -125,6 +125,14 @@ pub(super) fn body_read(conn: &mut Conn, stream: u64, n: usize, now: Instant) {
     }
 }
 
+/// The client reset `stream`: nothing of it is waited for any more (its send room, its head,
+/// its body's deadline).
+pub(super) fn stream_reset(conn: &mut Conn, stream: u64) {
+    conn.blocked.retain(|&s| s != stream);
+    conn.heads.retain(|&(s, _)| s != stream);
+    body_ended(conn, stream);
+}
+
 /// `stream`'s body ended (whole, or reset by the client): no deadline for it any more.
 pub(super) fn body_ended(conn: &mut Conn, stream: u64) {
     conn.bodies.retain(|b| b.stream != stream);

@@ -82,9 +82,7 @@ impl Server {
                     return Some(ServerEvent::BodyEnd { id });
                 }
                 h3::Event::Reset(code) => {
-                    conn.blocked.retain(|&s| s != stream);
-                    conn.heads.retain(|&(s, _)| s != stream);
-                    clocks::body_ended(conn, stream);
+                    clocks::stream_reset(conn, stream);
                     return Some(ServerEvent::Reset { id, code });
                 }
                 // A client's GOAWAY (it will open no more streams) and priority updates

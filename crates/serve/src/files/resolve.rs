@@ -343,8 +343,7 @@ impl Root {
 
     /// Whether a canonical path is the root or under it.
     pub fn contains(&self, canonical: &[u8]) -> bool {
-        canonical.starts_with(&self.prefix)
-            && (canonical.len() == self.prefix.len() || canonical[self.prefix.len()] == b'/')
+        is_under(canonical, &self.prefix)
     }
 
     /// Resolves a normalised path (from [`normalise`]): a file, the `index` of a directory asked
@@ -436,12 +435,9 @@ impl Root {
                 return Ok(None);
             };
             let real = real.as_os_str().as_bytes();
-            let under = |dir: &[u8]| {
-                real.starts_with(dir) && (real.len() == dir.len() || real[dir.len()] == b'/')
-            };
             let name = real.rsplit(|&b| b == b'/').next().unwrap_or(real);
             if (!self.allow_outside && !self.contains(real))
-                || self.refused.iter().any(|d| under(d))
+                || self.refused.iter().any(|d| is_under(real, d))
                 || self.refused_endings.iter().any(|e| name.ends_with(e))
             {
                 return Ok(None);
@@ -490,6 +486,11 @@ fn real_path(file: &File, fs_path: &[u8]) -> Option<PathBuf> {
         Ok(p) if p.is_absolute() => Some(p),
         _ => std::fs::canonicalize(OsStr::from_bytes(fs_path)).ok(),
     }
+}
+
+/// Whether `path` is `dir` or lies under it (`dir` without its trailing `/`).
+fn is_under(path: &[u8], dir: &[u8]) -> bool {
+    path.starts_with(dir) && (path.len() == dir.len() || path[dir.len()] == b'/')
 }
 
 #[cfg(test)]

@@ -239,6 +239,12 @@ static TOKEN: ByteSet = byte_set!(
         | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~'
 );
 
+/// Whether `s` is an RFC 9110 `token` (a method, a field name, a media type's type or
+/// subtype): not empty, and only the bytes the HTTP/1.1 parser takes in a method.
+pub fn is_token(s: &[u8]) -> bool {
+    !s.is_empty() && TOKEN.first_outside(s).is_none()
+}
+
 /// Bytes a request target may hold as the HTTP/1.1 parser reads it (visible, no space, no DEL).
 static TARGET: ByteSet = byte_set!(b'!'..=0x7e | 0x80..=0xff);
 
