@@ -8,7 +8,8 @@
 //! the last `hold` of its first `after`; the `after`th request (or a pause in requests while
 //! some are held: a page cannot go on while its files are held) sends the GOAWAY, naming the
 //! held request `cover` places up (every held one below it is answered, the rest never are).
-//! With `close`, the covered held ones get their head and half their body, and the connection
+//! With `again`, a second, lower GOAWAY takes some of the covered ones back before they are
+//! answered. With `close`, the covered held ones get their head and half their body, and the connection
 //! is closed (H3_NO_ERROR) once the GOAWAY is out and the client has sent something since: they
 //! die with it. The loop is the engine_h3_not_h3 server's (connections keyed by the client's
 //! address, each of bench's has a port of its own); every wait is bounded by a read timeout.
@@ -38,6 +39,10 @@ pub struct Plan {
     /// How many held ones the GOAWAY covers (answered, or cut by `close`); the rest are
     /// refused. With `cover >= hold` the GOAWAY names the stream after the last held one.
     pub cover: usize,
+    /// A second GOAWAY, lower (RFC 9114 5.2 allows it), once the client has sent something
+    /// after the first: it takes back this many of the covered held ones, never answered; the
+    /// rest are answered (or cut) only then.
+    pub again: usize,
     /// Close the connection after the GOAWAY, cutting the covered held ones short.
     pub close: bool,
 }
@@ -263,6 +268,8 @@ fn step(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8]) {
     let due = conn.goaway.is_none() && (conn.requests >= plan.after || quiet);
     if due {
         go_away(conn, plan, counts);
+    } else if conn.goaway.is_some() && !conn.held.is_empty() && conn.heard_since {
+        go_away_again(conn, plan, counts);
     }
     push_bodies(conn, counts);
 }
@@ -376,11 +383,38 @@ fn go_away(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     let refused = held.iter().filter(|&&s| s >= id).count();
     c.refused += refused as u64;
     drop(c);
-    for &s in held.iter().filter(|&&s| s < id) {
+    conn.held = held.into_iter().filter(|&s| s < id).collect();
+    conn.heard_since = false;
+    if plan.again == 0 {
+        answer_held(conn, plan, counts);
+    }
+}
+
+/// The second GOAWAY (`again`): it names the covered held request `again` places from the
+/// last; those from it on are refused, the rest answered (or cut).
+fn go_away_again(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
+    let id = conn.held[conn.held.len().saturating_sub(plan.again)];
+    let Some(h3) = conn.h3.as_mut() else { return };
+    h3.send_goaway(&mut conn.quic, id)
+        .expect("a second GOAWAY written");
+    conn.goaway = Some(id);
+    let refused = conn.held.iter().filter(|&&s| s >= id).count();
+    let mut c = counts.lock().unwrap();
+    c.goaways += 1;
+    c.refused += refused as u64;
+    drop(c);
+    conn.held.retain(|&s| s < id);
+    conn.heard_since = false;
+    answer_held(conn, plan, counts);
+}
+
+/// The held requests the last GOAWAY covered, answered (or cut, with `close`, which the
+/// connection then waits to do).
+fn answer_held(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
+    for s in std::mem::take(&mut conn.held) {
         answer(conn, s, counts, plan.close);
     }
     conn.close_armed = plan.close;
-    conn.heard_since = false;
 }
 
 /// Every response answered whole on the connection has been acknowledged (QUIC let go of its
