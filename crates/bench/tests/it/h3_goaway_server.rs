@@ -62,8 +62,15 @@ pub struct Counts {
     /// Requests answered at or above their connection's GOAWAY ID (must stay 0).
     pub answered_above: u64,
     pub accepted: u64,
-    /// Connections not closed yet.
+    /// Connections not closed yet: all, and those whose handshake completed (the only ones
+    /// that can carry a request: no 0-RTT here). A client whose run ended before it read
+    /// anything from the server drops its connection without a word (quiche sends no
+    /// CONNECTION_CLOSE then), and the server's side stays until its idle timeout.
     pub open: u64,
+    pub open_established: u64,
+    /// Turns of the server's loop, and the last one that found no datagram waiting.
+    pub turns: u64,
+    pub last_idle_turn: u64,
 }
 
 impl Counts {
@@ -128,14 +135,18 @@ impl GoawayServer {
         }
     }
 
-    /// The counts once every connection has closed on the server's side (within 10 s: bench
-    /// closes each as its Webchild goes away).
+    /// The counts once every connection that completed its handshake has closed on the
+    /// server's side (within 10 s: bench closes each as its Webchild goes away) and the server
+    /// has found no datagram waiting in a turn begun after this was called (what bench sent
+    /// before is all read then).
     pub fn settled(&self) -> Counts {
         let start = Instant::now();
+        let from = self.counts.lock().unwrap().turns + 1;
         loop {
             let c = self.counts.lock().unwrap().clone();
-            if c.open == 0 || start.elapsed() > Duration::from_secs(10) {
-                assert_eq!(c.open, 0, "connections still open: {c:?}");
+            let done = c.open_established == 0 && c.last_idle_turn > from;
+            if done || start.elapsed() > Duration::from_secs(10) {
+                assert!(done, "connections still open: {c:?}");
                 return c;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -181,6 +192,7 @@ fn serve(
             .clamp(Duration::from_millis(1), Duration::from_millis(10));
         sock.set_read_timeout(Some(wait)).unwrap();
         let mut first = true;
+        let mut idle = true;
         loop {
             let got = match first {
                 true => sock.recv_from(&mut buf),
@@ -193,6 +205,7 @@ fn serve(
             };
             first = false;
             let Ok((len, from)) = got else { break };
+            idle = false;
             let initial = quiche::Header::from_slice(&mut buf[..len], quiche::MAX_CONN_ID_LEN)
                 .is_ok_and(|h| h.ty == quiche::Type::Initial);
             if initial && conns.get(&from).is_some_and(|c| c.quic.is_draining()) {
@@ -257,7 +270,13 @@ fn serve(
         }
         let before = conns.len();
         conns.retain(|_, c| !c.quic.is_closed());
-        counts.lock().unwrap().open -= (before - conns.len()) as u64;
+        let mut c = counts.lock().unwrap();
+        c.open -= (before - conns.len()) as u64;
+        c.open_established = conns.values().filter(|c| c.quic.is_established()).count() as u64;
+        c.turns += 1;
+        if idle {
+            c.last_idle_turn = c.turns;
+        }
     }
 }
 
