@@ -23,6 +23,7 @@
 mod cgroup;
 mod clients;
 mod deployment;
+mod flint_serve;
 mod php;
 pub mod postgres;
 mod prepare;
