@@ -54,7 +54,8 @@ pub use options::defaults::{DEFAULT_DURATION, DEFAULT_WARMUP};
 pub use options::LabOptions;
 pub use page::{PageMode, H2_SERVER_MISSING, H3_NEEDS_TLS, H3_SERVER_MISSING};
 pub use results::{
-    LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
+    LabReport, ResultRow, ServerStatus, Status, SyscallCount, MEASURED_NOTHING, SATURATED,
+    SCHEMA_VERSION,
 };
 pub use syscalls::RTT_PAGES;
 pub use tls::{missing_tls, HANDSHAKE_CLIENTS};
@@ -122,8 +123,10 @@ pub fn run(
     } else {
         None
     };
+    // The servers the experiment measures, no others: the JSON lists these alone (h2o and Caddy
+    // are no part of `lab sizes`, so neither probed nor listed as if they had run).
     let mut servers = Vec::new();
-    for &kind in &opts.servers {
+    for kind in opts.servers_in(experiment) {
         let status = match kind.probe(opts.flint_bin.as_deref()) {
             Ok(i) => ServerStatus {
                 name: kind.name().into(),

@@ -79,11 +79,15 @@ impl ResultRow {
                 (busy(m.client_cpu), busy(m.server_cpu)),
                 (Some(c), Some(sv)) if c >= SATURATED && sv < SATURATED
             );
+        // Not one response in the window (every request failed or none ended): the row has no
+        // figures to show, only zeros, and says so as the rows a server cannot run do.
+        let nothing = (s.requests == 0 && !interrupted).then(|| nothing_measured(duration_s, s));
         ResultRow(LabRow {
             experiment: experiment.name().to_owned(),
             server: server.name().to_owned(),
             mode,
             size_bytes,
+            unavailable: nothing,
             certificate: None,
             handshake: None,
             tls_handshakes: None,
@@ -237,6 +241,22 @@ impl ResultRow {
     pub fn record(&self) -> &LabRow {
         &self.0
     }
+
+    /// Whether the row has figures: a measurement with at least one response.
+    pub fn measured(&self) -> bool {
+        self.requests > 0
+    }
+}
+
+/// What a row that measured nothing says instead of its figures (the JSON's `unavailable`).
+pub const MEASURED_NOTHING: &str = "measured nothing";
+
+fn nothing_measured(duration_s: f64, s: &bench::Stats) -> String {
+    let errors = s.errors.total();
+    format!(
+        "{MEASURED_NOTHING}: not one response in {duration_s:.2} s ({errors} error{})",
+        if errors == 1 { "" } else { "s" }
+    )
 }
 
 /// Everything a lab run produced.
@@ -390,6 +410,25 @@ mod tests {
         assert_eq!(rows.iter().map(|s| s.calls).sum::<u64>(), 3000);
         assert_eq!(rows[1].errors, 3);
         assert!(!r.client_limited);
+    }
+
+    #[test]
+    fn a_measurement_without_one_response_says_it_measured_nothing() {
+        let empty = row(&measurement(0, 0, Some(0.5), Some(0.5), None));
+        assert!(!empty.measured());
+        let why = empty.unavailable.as_deref().expect("marked");
+        assert!(why.starts_with(MEASURED_NOTHING), "{why}");
+        assert!(why.contains("not one response in 2.00 s"), "{why}");
+        assert_eq!(empty.server_cpu_us_per_request, None);
+        let json = serde_json::to_value(empty.record()).unwrap();
+        assert_eq!(json["requests"], 0);
+        assert!(json["unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("measured nothing"));
+        // One response is a measurement.
+        let one = row(&measurement(1, 10, Some(0.5), Some(0.5), None));
+        assert!(one.measured() && one.unavailable.is_none());
     }
 
     #[test]

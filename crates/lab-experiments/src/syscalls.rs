@@ -460,7 +460,11 @@ fn summary(lab: &mut Lab, rows: &[ResultRow]) -> io::Result<()> {
             t.row(vec![
                 r.server.clone(),
                 label(r),
-                format!("not available: {why}"),
+                if why.starts_with(crate::results::MEASURED_NOTHING) {
+                    why.clone()
+                } else {
+                    format!("not available: {why}")
+                },
             ]);
             continue;
         }

@@ -19,8 +19,9 @@ use std::time::Duration;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
+/// As the load options': a bare number is seconds.
 fn duration(text: &str) -> Result<Duration, String> {
-    crate::duration::parse(text)
+    crate::duration::parse_or_seconds(text)
 }
 
 /// `NAME=URL`, or a URL alone (as `flint bench` takes it), named by what follows its scheme
@@ -180,6 +181,10 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         bail!("--threshold is not supported by compare (it judges one run): use flint bench --threshold");
     }
     super::bench::check_pipeline(load)?;
+    super::check_outputs(&[
+        ("--json", load.json.as_deref()),
+        ("--html", load.html.as_deref()),
+    ])?;
     let targets = servers
         .into_iter()
         .map(|s| match s {

@@ -59,6 +59,7 @@ mod hosts_report;
 mod hosts_ssh;
 mod profile;
 mod report_charts;
+mod run_lab_refusals;
 mod run_tls;
 mod serve_http3;
 mod serve_startup;

@@ -6,8 +6,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Every duration of the load options: a bare number is seconds (crate::duration's one rule).
 fn duration(text: &str) -> Result<Duration, String> {
-    crate::duration::parse(text)
+    crate::duration::parse_or_seconds(text)
 }
 
 /// A knob of microseconds (`--busy-poll`): a bare number's hint is `us`, not `s`.
@@ -17,7 +18,7 @@ fn microseconds(text: &str) -> Result<Duration, String> {
 
 /// The run's length: a bare number is seconds, as in wrk and hey.
 fn positive_duration(text: &str) -> Result<Duration, String> {
-    match crate::duration::parse_run_length(text)? {
+    match crate::duration::parse_or_seconds(text)? {
         d if d.is_zero() => Err("must be longer than 0".into()),
         d => Ok(d),
     }
