@@ -309,8 +309,8 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
     // A measurement without one response: its row says so (no figures), and so does this note,
     // for the eye that reads only the end.
     let empty: Vec<String> = (report.results.iter())
-        .filter(|r| !r.measured() && !r.interrupted && is_nothing(r))
-        .map(|r| row_name(r))
+        .filter(|r| is_nothing(r))
+        .map(row_name)
         .collect();
     if !empty.is_empty() {
         output::error_line(&format!(
@@ -332,7 +332,7 @@ fn is_nothing(row: &lab_experiments::ResultRow) -> bool {
     (row.unavailable.as_deref()).is_some_and(|why| why.starts_with(experiments::MEASURED_NOTHING))
 }
 
-/// `flint sizes 5 KB`, `nginx php-cgi db`, `flint tls ecdsa-p256 full`: which measurement a row
+/// `flint sizes 5120 B`, `nginx dynamic php-cgi db`, `flint tls ecdsa-p256 full`: which measurement a row
 /// is, in a few words.
 fn row_name(row: &lab_experiments::ResultRow) -> String {
     let mut words = vec![row.server.clone(), row.experiment.clone()];

@@ -46,7 +46,7 @@ pub fn write_outputs(
 /// most one of them is stdout, and every other one can be written. A run of minutes (`flint lab
 /// all`, a `flint compare` of many rounds) must not end by finding that its result has nowhere
 /// to go.
-pub fn check_outputs<'a>(outputs: &[(&'static str, Option<&'a Path>)]) -> anyhow::Result<()> {
+pub fn check_outputs(outputs: &[(&'static str, Option<&Path>)]) -> anyhow::Result<()> {
     one_stdout(outputs.iter().copied())?;
     for &(flag, path) in outputs {
         if let Some(path) = path.filter(|p| !output::is_stdout(p)) {
