@@ -68,6 +68,10 @@ struct Cgroups {
 
 /// From SIGTERM to SIGKILL when a process is stopped.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The longest one readiness connect may take (as lab-peers' own probes): refused at once
+/// while nothing listens, this only bounds a listener whose accept queue is full.
+const CONNECT_PROBE: Duration = Duration::from_millis(200);
 /// How long a process may take to accept connections.
 const READY: Duration = Duration::from_secs(20);
 
@@ -352,8 +356,9 @@ impl Stack {
             };
             match ready(&mut web, kind.name(), log, || {
                 // A connect first: refused at once while nothing listens, it spares reading
-                // /proc/net/tcp at every poll.
-                std::net::TcpStream::connect(addr).is_ok()
+                // /proc/net/tcp at every poll; bounded, as a full accept queue would hold a
+                // bare connect for the kernel's SYN retries (about two minutes).
+                std::net::TcpStream::connect_timeout(&addr, CONNECT_PROBE).is_ok()
                     && pid_listening_on(port) == Some(pid)
                     && settled(pid)
             }) {
