@@ -54,8 +54,7 @@ pub use options::defaults::{DEFAULT_DURATION, DEFAULT_WARMUP};
 pub use options::LabOptions;
 pub use page::{PageMode, H2_SERVER_MISSING, H3_NEEDS_TLS, H3_SERVER_MISSING};
 pub use results::{
-    LabReport, ResultRow, ServerStatus, Status, SyscallCount, MEASURED_NOTHING, SATURATED,
-    SCHEMA_VERSION,
+    LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
 };
 pub use syscalls::RTT_PAGES;
 pub use tls::{missing_tls, HANDSHAKE_CLIENTS};

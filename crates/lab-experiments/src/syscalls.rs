@@ -460,7 +460,7 @@ fn summary(lab: &mut Lab, rows: &[ResultRow]) -> io::Result<()> {
             t.row(vec![
                 r.server.clone(),
                 label(r),
-                if why.starts_with(crate::results::MEASURED_NOTHING) {
+                if r.measured_nothing() {
                     why.clone()
                 } else {
                     format!("not available: {why}")

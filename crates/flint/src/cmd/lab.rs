@@ -230,7 +230,7 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
     if opts.duration.is_zero() {
         anyhow::bail!("the duration must be positive");
     }
-    // Before the experiment (`lab all` takes most of an hour), not after it.
+    // Before the experiment (`lab all` takes about 18 minutes), not after it.
     super::check_outputs(&[
         ("--json", args.json.as_deref()),
         ("--html", args.html.as_deref()),
@@ -309,7 +309,7 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
     // A measurement without one response: its row says so (no figures), and so does this note,
     // for the eye that reads only the end.
     let empty: Vec<String> = (report.results.iter())
-        .filter(|r| is_nothing(r))
+        .filter(|r| r.measured_nothing())
         .map(row_name)
         .collect();
     if !empty.is_empty() {
@@ -325,11 +325,6 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A row whose measurement ran and got no response (not one a server cannot run).
-fn is_nothing(row: &lab_experiments::ResultRow) -> bool {
-    (row.unavailable.as_deref()).is_some_and(|why| why.starts_with(experiments::MEASURED_NOTHING))
 }
 
 /// `flint sizes 5120 B`, `nginx dynamic php-cgi db`, `flint tls ecdsa-p256 full`: which measurement a row

@@ -122,3 +122,32 @@ fn a_bare_round_trip_is_refused_with_milliseconds_as_the_hint() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("write e.g. `10ms`"), "{stderr}");
 }
+
+#[test]
+fn a_timeout_of_zero_is_refused_bare_or_with_its_unit() {
+    // hey reads `-t 0` as no timeout at all; flint has no such thing, so 0 is a mistake.
+    for zero in ["0", "0s"] {
+        for flag in ["--timeout", "--connect-timeout"] {
+            let out = run_bounded(
+                flint().args(["bench", "http://127.0.0.1:9/", "-d", "1", flag, zero]),
+                LIMIT,
+            );
+            refused(&out, "must be longer than 0");
+            assert!(String::from_utf8_lossy(&out.stderr).contains(flag));
+        }
+        let out = run_bounded(
+            flint().args([
+                "compare",
+                "--target",
+                "a=http://127.0.0.1:9/",
+                "--target",
+                "b=http://127.0.0.1:9/",
+                "--serve-timeout",
+                zero,
+            ]),
+            LIMIT,
+        );
+        refused(&out, "must be longer than 0");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--serve-timeout"));
+    }
+}
