@@ -95,6 +95,18 @@ pub struct Stats {
     /// a line break or NUL (it would split the request's head; the page ends there).
     #[serde(default)]
     pub unsafe_value_unsent: u64,
+    /// HTTP/1.1 pipelining: requests written whole behind a response after which the server
+    /// closed the connection (saying `Connection: close`, or closing after a complete
+    /// response), which it never processed (RFC 9112 section 9.3.2), sent again on a new
+    /// connection in the window. Each is counted once more when it completes; none is in
+    /// `unfinished` or `errors` for it.
+    #[serde(default)]
+    pub pipeline_resent: u64,
+    /// HTTP/1.1 pipelining: requests written whole behind such a closing response that are not
+    /// idempotent (a POST: RFC 9110 section 9.2.2), so not sent again: the server never
+    /// processed them, and their page is not a hit. Not errors, not unfinished.
+    #[serde(default)]
+    pub pipeline_not_resent: u64,
     /// `--redirect N`: redirects followed, and those not followed by why.
     #[serde(default)]
     pub redirects: RedirectStats,
@@ -201,6 +213,8 @@ impl Stats {
             check_failures: Vec::new(),
             missing_value_unsent: 0,
             unsafe_value_unsent: 0,
+            pipeline_resent: 0,
+            pipeline_not_resent: 0,
             gave_up: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
@@ -280,6 +294,8 @@ impl Stats {
         check_failures::merge(&mut self.check_failures, &o.check_failures);
         self.missing_value_unsent += o.missing_value_unsent;
         self.unsafe_value_unsent += o.unsafe_value_unsent;
+        self.pipeline_resent += o.pipeline_resent;
+        self.pipeline_not_resent += o.pipeline_not_resent;
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.response_us_max = self.response_us_max.max(o.response_us_max);

@@ -61,10 +61,9 @@ use super::{RunShared, ThreadState, Wire};
 use crate::config::HttpMode;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
-use after_end::{follow_late, AfterEnd};
+use after_end::AfterEnd;
 use lanes::Lanes;
 use mio::event::Event;
-use pipelining::batch_is_head;
 use wire::response::{BodyDecoder, Framing};
 
 /// The write source (`H1::src`) of the lanes' own buffer.
@@ -252,17 +251,23 @@ impl Wire for H1 {
         if !self.busy() {
             return linger::step(self.conn.as_mut(), at, buf, |_| {});
         }
-        let is_head = batch_is_head(
-            self.is_head(cx),
-            self.behind.as_deref(),
-            self.batch_page(),
-            cx,
-        );
-        let body = (self.state == State::ReadingBody).then_some(&self.decoder);
-        let (late, head) = (&mut self.late, &self.head);
-        linger::step(self.conn.as_mut(), at, buf, |b| {
-            follow_late(late, (head, body), b, &is_head)
-        })
+        // More than one request outstanding: the FIN waits until the server has answered all
+        // but the last (`after_end.rs`), read meanwhile.
+        let sent = self.sent_in_full(cx);
+        if at == Linger::Flushing && self.holds_fin(sent) {
+            let Some(conn) = self.conn.as_mut() else {
+                return Linger::Done;
+            };
+            if conn.send_pending().is_err() {
+                return Linger::Done;
+            }
+            match self.linger_read(cx, Linger::Draining, buf) {
+                Linger::Draining if self.holds_fin(sent) => return Linger::Flushing,
+                Linger::Draining => {}
+                done => return done,
+            }
+        }
+        self.linger_read(cx, at, buf)
     }
 
     fn close(&mut self) {
@@ -362,7 +367,17 @@ impl H1 {
         // HTTP/1.0 closes after each file. A pipelined page whose response is not a success
         // goes on reading the rest of its batch, which the server has: each is counted, and
         // the connection stays in step.
+        // Pipelining: a server closing after this response never processed those written
+        // behind it; they go again, on a new connection (`batch_closed`), their start kept.
+        let mut resent = false;
         if !self.resp_keep_alive || http10 {
+            if pipelined && more {
+                if !self.batch_closed(cx, now, false) {
+                    self.close();
+                    return self.end_page(ch, cx, false, now, false);
+                }
+                resent = self.next_written();
+            }
             self.close();
         }
         // An application workload's batch may end before the page does (`h1/app.rs`).
@@ -382,6 +397,9 @@ impl H1 {
         self.ex.file += 1;
         if read_on {
             self.next_in_batch(ch, cx, now); // its request went with the batch
+        } else if resent {
+            self.ex.first_request();
+            self.start_request(ch, cx, now);
         } else {
             self.start_file(ch, cx, now);
         }

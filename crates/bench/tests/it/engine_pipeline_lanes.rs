@@ -1,8 +1,9 @@
 //! `--pipeline N` on one-file pages (a single URL among them): N pages in flight on the
 //! connection, each request a page of its own, as `h2load --h1 -m N` and wrk's pipeline.lua
 //! keep them. A server that closes mid-pipeline is the error of its kind for the response it
-//! cut, and a `Connection: close` a response like another; either way the requests behind are
-//! counted as unfinished, never lost.
+//! cut, the requests behind it unfinished; one that closes after a complete response (saying
+//! `Connection: close`, or ending a close-delimited body) never processed those behind it,
+//! which are sent again on a new connection (`pipeline_resent`).
 
 use crate::common;
 use crate::per_connection;
@@ -111,16 +112,14 @@ fn a_server_closing_mid_pipeline_cuts_one_response_and_leaves_the_rest_unfinishe
     assert_eq!(r.stats.pages_done, 2);
 }
 
-#[test]
-fn connection_close_leaves_those_behind_unfinished_and_the_pages_go_on() {
-    // The first connection answers its first request with `Connection: close` and closes; the
-    // next answers all.
+/// A server whose first connection reads `n` request heads, writes `reply` and closes; every
+/// later one answers each request.
+fn first_connection_closes(n: usize, reply: &'static [u8]) -> (PerConnection, Arc<AtomicU64>) {
     let connections = Arc::new(AtomicU64::new(0));
     let c = connections.clone();
     let server = PerConnection::start(move |mut s, stop| {
         if c.fetch_add(1, Ordering::SeqCst) == 0 {
-            let close = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
-            return after_heads(&mut s, stop, 4, close);
+            return after_heads(&mut s, stop, n, reply);
         }
         let mut heads = HeadEnds::default();
         read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
@@ -128,26 +127,37 @@ fn connection_close_leaves_those_behind_unfinished_and_the_pages_go_on() {
             (0..n).all(|_| s.write_all(OK).is_ok())
         });
     });
+    (server, connections)
+}
+
+#[test]
+fn requests_behind_connection_close_are_sent_again_on_a_new_connection() {
+    // The first connection answers its first request with `Connection: close` and closes; the
+    // server never processed pages 2 to 4 behind it: they go again, with pages 5 and 6.
+    let close = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
+    let (server, connections) = first_connection_closes(4, close);
     let r = run(server.addr, &one_file(), 4, 6);
     server.stop();
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
-    // Page 1 answered, pages 2 to 4 behind it never, pages 5 and 6 on a new connection.
-    assert_eq!(r.stats.requests, 3);
-    assert_eq!(r.stats.unfinished, 3);
-    assert_eq!(r.stats.pages_done, 3);
+    assert_eq!(r.stats.requests, 6);
+    assert_eq!(r.stats.unfinished, 0);
+    assert_eq!(r.stats.pipeline_resent, 3);
+    assert_eq!(r.stats.pages_done, 6);
     assert_eq!(connections.load(Ordering::SeqCst), 2);
 }
 
 #[test]
-fn a_close_delimited_response_leaves_those_behind_it_unfinished() {
-    // Its body ends with the connection: the two requests behind it are never answered.
-    let reply = b"HTTP/1.1 200 OK\r\n\r\nuntil the close";
-    let server = PerConnection::start(move |mut s, stop| after_heads(&mut s, stop, 3, reply));
+fn requests_behind_a_close_delimited_response_are_sent_again() {
+    // Its body ends with the connection: the two requests behind it go again.
+    let (server, connections) =
+        first_connection_closes(3, b"HTTP/1.1 200 OK\r\n\r\nuntil the close");
     let r = run(server.addr, &one_file(), 3, 3);
     server.stop();
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
-    assert_eq!(r.stats.requests, 1);
-    assert_eq!(r.stats.unfinished, 2);
+    assert_eq!(r.stats.requests, 3);
+    assert_eq!(r.stats.unfinished, 0);
+    assert_eq!(r.stats.pipeline_resent, 2);
+    assert_eq!(connections.load(Ordering::SeqCst), 2);
 }
 
 #[test]

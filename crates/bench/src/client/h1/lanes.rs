@@ -138,9 +138,8 @@ impl H1 {
         Child::record_page(cx, self.ex.page, ok, now);
         if !self.resp_keep_alive || self.conn.is_none() {
             // The server closes after this response (or has closed, a close-delimited body):
-            // those behind it are never answered.
-            self.drop_lanes(ch, cx, now);
-            self.close();
+            // it never processed those behind it, which go again on a new connection.
+            return self.lanes_closed(ch, cx, now, false);
         }
         let next = queue_mut(&mut self.behind).pop_front();
         let Some(lane) = next else {
@@ -158,6 +157,53 @@ impl H1 {
         self.fill_lanes(ch, cx, now);
     }
 
+    /// The server closed the connection after a complete response (saying `Connection: close`
+    /// in it, or closing after it: `unanswered`, the one being read had nothing of its
+    /// response yet): it never processed the requests written behind that response (RFC 9112
+    /// section 9.3.2). In order, each goes again on a new connection, its page's start kept
+    /// (its time includes the wait, as a browser's would); one not idempotent is not sent again
+    /// (`pipeline_not_resent`) and its page is not a hit. Only after the window do the end's
+    /// rules (`at_end`) apply to them.
+    pub(super) fn lanes_closed(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        now: u64,
+        unanswered: bool,
+    ) {
+        let Some(lanes) = &self.lanes else { return };
+        let (written, head_end) = (lanes.written, lanes.head_end);
+        let in_window = cx.counts(now, now);
+        // The one being read goes first when unanswered; else the oldest behind it.
+        let keep_head = unanswered && resend_or_drop(cx, &self.ex, head_end <= written, now);
+        let behind = queue_mut(&mut self.behind);
+        for _ in 0..behind.len() {
+            let Some(lane) = behind.pop_front() else {
+                break;
+            };
+            let whole = lane.end <= written;
+            let url = lane.ex.url(cx.sh.workload);
+            if whole && !cx.sh.requests.may_resend(url) {
+                not_resent(cx, &lane.ex, now);
+                continue;
+            }
+            cx.stats.pipeline_resent += u64::from(whole && in_window);
+            behind.push_back(lane);
+        }
+        self.close();
+        if !keep_head {
+            let Some(lane) = queue_mut(&mut self.behind).pop_front() else {
+                self.state = State::Idle;
+                return page_flow::next_page(self, ch, cx, now, false);
+            };
+            self.ex = lane.ex;
+        }
+        // Its request is written again once connected (`send_lanes`), with those behind it.
+        self.retried = false;
+        self.ex.reset_response();
+        self.connect(ch, cx, now);
+    }
+
     /// The connection is lost or closing with requests behind the one being read: each was sent
     /// and will not be answered (unfinished), or was not written whole (unsent).
     pub(super) fn drop_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
@@ -168,6 +214,25 @@ impl H1 {
         behind.record_at_end(ch, cx, now, unfinished);
         behind.clear();
     }
+}
+
+/// Whether the unanswered request of `ex` goes again (`whole`: it was written whole): it is
+/// counted re-sent, or, not idempotent, not sent again and its page ended.
+fn resend_or_drop(cx: &mut ThreadState<'_>, ex: &Exchange, whole: bool, now: u64) -> bool {
+    if whole && !cx.sh.requests.may_resend(ex.url(cx.sh.workload)) {
+        not_resent(cx, ex, now);
+        return false;
+    }
+    cx.stats.pipeline_resent += u64::from(whole && cx.counts(now, now));
+    true
+}
+
+/// A request the server never processed, not idempotent: not sent again, its page not a hit.
+fn not_resent(cx: &mut ThreadState<'_>, ex: &Exchange, now: u64) {
+    if cx.counts(ex.file_start_us, now) {
+        cx.stats.pipeline_not_resent += 1;
+    }
+    Child::record_page(cx, ex.page, false, now);
 }
 
 /// Appends `request` to the bytes queued (`out`, `queued` of them); where it ends. A free

@@ -27,6 +27,7 @@ impl H1 {
 
     pub(super) fn on_eof(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
+            State::ReadingHead if self.closed_after_response() => self.pipeline_closed(ch, cx, now),
             State::ReadingHead if self.may_retry(cx) => self.retry(ch, cx, now),
             State::ReadingHead => self.fail(ch, cx, ErrorKind::Reset, now),
             State::ReadingBody => match self.decoder.eof() {
@@ -61,6 +62,9 @@ impl H1 {
                 | io::ErrorKind::BrokenPipe
                 | io::ErrorKind::ConnectionAborted
         );
+        if reset && self.closed_after_response() {
+            return self.pipeline_closed(ch, cx, now);
+        }
         if reset && self.may_retry(cx) {
             return self.retry(ch, cx, now);
         }
@@ -89,6 +93,31 @@ impl H1 {
 
     pub(super) fn retry(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
+        self.retried = true;
+        self.ex.reset_response();
+        self.connect(ch, cx, now);
+    }
+
+    /// Pipelining: the server closed the connection after a complete response, before any
+    /// byte of the one being read: it never processed that one nor those behind it (RFC 9112
+    /// section 9.3.2), which go again on a new connection (`lanes_closed`, `batch_closed`).
+    fn closed_after_response(&self) -> bool {
+        self.behind.is_some()
+            && self.conn_responses > 0
+            && self.ex.first_byte_us == NONE
+            && self.head.is_empty()
+    }
+
+    fn pipeline_closed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if self.lanes.is_some() {
+            return self.lanes_closed(ch, cx, now, true);
+        }
+        let resend = self.batch_closed(cx, now, true);
+        self.close();
+        if !resend {
+            return self.end_page(ch, cx, false, now, false);
+        }
+        // Sent again from the file being read on: its start stays (`connect` keeps it).
         self.retried = true;
         self.ex.reset_response();
         self.connect(ch, cx, now);

@@ -1,0 +1,278 @@
+//! Pipelining against a server that processes requests as nginx does, one at a time in order,
+//! counting each it begins (its access log): a request it was working on when the client's FIN
+//! came is counted (nginx's 499) and nothing behind it is read; one pipelined behind a response
+//! after which it closes (its `keepalive_requests`, said by `Connection: close`) is never
+//! processed. Held to docs/latency.md's identity, the server's count = requests + unfinished,
+//! exactly: the requests behind a closing response are sent again on a new connection
+//! (`pipeline_resent`), and the lingering close holds its FIN until the server has answered all
+//! but the last request outstanding.
+
+use crate::common;
+use crate::per_connection;
+
+use bench::{HttpMode, RequestSpec, RunResult, Stop, Workload};
+use common::{config, one_file, workload};
+use per_connection::{HeadEnds, PerConnection};
+use std::io::{ErrorKind as IoKind, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+const CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
+
+/// What the server did: requests it began (its log), connections accepted and still open.
+#[derive(Default)]
+struct Log {
+    processed: AtomicU64,
+    accepted: AtomicU64,
+    open: AtomicU64,
+}
+
+/// How the server answers: each request after `delay`, and `Connection: close` on the
+/// `close_after`-th of a connection.
+#[derive(Clone, Copy)]
+struct Serving {
+    delay: Duration,
+    close_after: Option<u64>,
+}
+
+/// The socket's bytes as the server has taken them: complete request heads not yet begun, and
+/// whether the client's FIN came.
+struct Conn {
+    s: TcpStream,
+    heads: HeadEnds,
+    pending: u64,
+    eof: bool,
+}
+
+impl Conn {
+    /// One read, waiting at most `wait`; false when the connection failed.
+    fn read_for(&mut self, wait: Duration) -> bool {
+        let _ = (self.s).set_read_timeout(Some(wait.max(Duration::from_millis(1))));
+        let mut buf = [0u8; 4096];
+        match self.s.read(&mut buf) {
+            Ok(0) => self.eof = true,
+            Ok(n) => self.pending += buf[..n].iter().filter(|&&b| self.heads.at(b)).count() as u64,
+            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {}
+            Err(_) => return false,
+        }
+        true
+    }
+}
+
+fn serve(s: TcpStream, stop: &AtomicBool, how: Serving, log: &Log) {
+    log.accepted.fetch_add(1, Ordering::SeqCst);
+    log.open.fetch_add(1, Ordering::SeqCst);
+    serve_requests(s, stop, how, log);
+    log.open.fetch_sub(1, Ordering::SeqCst);
+}
+
+fn serve_requests(s: TcpStream, stop: &AtomicBool, how: Serving, log: &Log) {
+    let mut c = Conn {
+        s,
+        heads: HeadEnds::default(),
+        pending: 0,
+        eof: false,
+    };
+    let mut answered = 0;
+    while !stop.load(Ordering::Relaxed) {
+        if c.pending == 0 {
+            if c.eof || !c.read_for(Duration::from_millis(20)) {
+                return;
+            }
+            continue;
+        }
+        // Begun: in the log whatever happens to it.
+        c.pending -= 1;
+        log.processed.fetch_add(1, Ordering::SeqCst);
+        let until = Instant::now() + how.delay;
+        while !how.delay.is_zero() && Instant::now() < until {
+            if c.eof {
+                return; // the client closed while it was worked on: 499, nothing more read
+            }
+            if !c.read_for(until.saturating_duration_since(Instant::now())) {
+                return;
+            }
+        }
+        answered += 1;
+        let last = how.close_after == Some(answered);
+        if c.s.write_all(if last { CLOSE } else { OK }).is_err() {
+            return;
+        }
+        if last {
+            // As nginx closes: its side ends, what the client still sends is read and
+            // dropped until it closes too (a FIN, not a reset, for what it had sent).
+            let _ = c.s.shutdown(Shutdown::Write);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !c.eof && Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+                if !c.read_for(Duration::from_millis(20)) {
+                    return;
+                }
+            }
+            return;
+        }
+    }
+}
+
+/// A server serving `how`, and its log.
+fn server(how: Serving) -> (PerConnection, Arc<Log>) {
+    let log = Arc::new(Log::default());
+    let l = log.clone();
+    let srv = PerConnection::start(move |s, stop| serve(s, stop, how, &l));
+    (srv, log)
+}
+
+/// The server's count once it has accepted the run's `connects` connections and every one
+/// has ended (bounded).
+fn settled(log: &Log, connects: u64) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while log.accepted.load(Ordering::SeqCst) < connects || log.open.load(Ordering::SeqCst) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the server's connections never ended"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    log.processed.load(Ordering::SeqCst)
+}
+
+/// `-c concurrency --pipeline [depth]` for `window` against `addr`.
+fn run(
+    addr: std::net::SocketAddr,
+    w: &Workload,
+    concurrency: usize,
+    depth: Option<u32>,
+    window: Duration,
+) -> RunResult {
+    let mut cfg = config(addr, concurrency, Stop::Duration(window));
+    cfg.http = HttpMode::Pipeline;
+    cfg.streams = depth;
+    bench::run(&cfg, w, &AtomicBool::new(false)).expect("run")
+}
+
+/// `runs` runs, each against a fresh server: the server's count is requests + unfinished in
+/// every one, with no error. Returns the runs' results.
+fn exact_every_time(
+    how: Serving,
+    w: &Workload,
+    (concurrency, depth, window): (usize, Option<u32>, Duration),
+    runs: usize,
+) -> Vec<RunResult> {
+    (0..runs)
+        .map(|i| {
+            let (srv, log) = server(how);
+            let r = run(srv.addr, w, concurrency, depth, window);
+            let processed = settled(&log, r.stats.connects);
+            srv.stop();
+            let s = &r.stats;
+            let what = format!(
+                "run {i}: server {processed}, requests {}, unfinished {}, unsent {}, \
+                 re-sent {}, errors {:?}",
+                s.requests, s.unfinished, s.unsent_at_end, s.pipeline_resent, s.errors
+            );
+            println!("{what}");
+            assert_eq!(s.errors.total(), 0, "{what}");
+            assert_eq!(processed, s.requests + s.unfinished, "{what}");
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn lanes_behind_a_closing_response_are_sent_again_and_the_count_is_exact() {
+    // nginx's `keepalive_requests 3` under `--pipeline 4`: every connection ends after three
+    // answers with a fourth request written behind them.
+    let how = Serving {
+        delay: Duration::ZERO,
+        close_after: Some(3),
+    };
+    let runs = exact_every_time(
+        how,
+        &one_file(),
+        (3, Some(4), Duration::from_millis(300)),
+        4,
+    );
+    for r in &runs {
+        let s = &r.stats;
+        assert!(s.requests > 30, "{}", s.requests);
+        // Every connection but those the end caught closed after 3 with one behind.
+        assert!(
+            s.pipeline_resent * 4 >= s.connects,
+            "{} {}",
+            s.pipeline_resent,
+            s.connects
+        );
+        assert!(
+            s.unfinished <= 3 * 4,
+            "only what the end caught: {}",
+            s.unfinished
+        );
+        assert_eq!(s.pipeline_not_resent, 0);
+    }
+}
+
+#[test]
+fn a_batch_behind_a_closing_response_is_sent_again_and_the_count_is_exact() {
+    let how = Serving {
+        delay: Duration::ZERO,
+        close_after: Some(2),
+    };
+    let w = workload(&[("p", 1.0, &["/a", "/b", "/c"])]);
+    let runs = exact_every_time(how, &w, (2, None, Duration::from_millis(300)), 4);
+    for r in &runs {
+        assert!(r.stats.pipeline_resent > 0, "{:?}", r.stats.pipeline_resent);
+        assert!(r.stats.pages_done > 5, "{}", r.stats.pages_done);
+    }
+}
+
+#[test]
+fn a_server_still_answering_at_the_end_gets_the_fin_after_all_but_the_last() {
+    // Each answer takes 40 ms: at the end every connection has three requests outstanding and
+    // the server works on the first; a FIN then would end it with the two behind unread.
+    let how = Serving {
+        delay: Duration::from_millis(40),
+        close_after: None,
+    };
+    let runs = exact_every_time(
+        how,
+        &one_file(),
+        (2, Some(3), Duration::from_millis(200)),
+        3,
+    );
+    assert!(runs.iter().any(|r| r.stats.unfinished >= 2));
+    let w = workload(&[("p", 1.0, &["/a", "/b", "/c"])]);
+    let runs = exact_every_time(how, &w, (2, None, Duration::from_millis(200)), 3);
+    assert!(runs.iter().any(|r| r.stats.unfinished >= 2));
+}
+
+#[test]
+fn a_post_behind_a_closing_response_is_not_sent_again() {
+    // Lanes of a GET page and a POST page; each connection closes after its first answer.
+    let mut w = workload(&[("get", 1.0, &["/g"]), ("post", 1.0, &["/p"])]);
+    w.requests = vec![
+        RequestSpec {
+            method: None,
+            headers: Vec::new(),
+            body: None,
+        },
+        RequestSpec {
+            method: Some("POST".into()),
+            headers: Vec::new(),
+            body: Some(b"x=1".to_vec()),
+        },
+    ];
+    let how = Serving {
+        delay: Duration::ZERO,
+        close_after: Some(1),
+    };
+    let runs = exact_every_time(how, &w, (2, Some(3), Duration::from_millis(300)), 2);
+    for r in &runs {
+        let s = &r.stats;
+        assert!(s.pipeline_not_resent > 0, "{}", s.pipeline_not_resent);
+        assert!(s.pipeline_resent > 0, "{}", s.pipeline_resent);
+        // A page whose POST was not sent again is not a hit, nor a response.
+        assert_eq!(s.pages_done, s.requests);
+    }
+}
