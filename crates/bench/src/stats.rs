@@ -134,7 +134,9 @@ pub struct Stats {
     /// Requests of the window sent in full before the end whose response had not been read in
     /// full by then (with pipelining, every request of the batch not answered; with
     /// `--pipeline N` on one-file pages, also those written behind a response the server cut
-    /// short or ended with `Connection: close`, never answered): the server received each. In the open loop they are also in `response` and (their page) in `page`,
+    /// short, never answered; not those behind a response after which it closed, sent again:
+    /// `pipeline_resent`): the server received each. In the open loop they are also in
+    /// `response` and (their page) in `page`,
     /// with the time they had waited at the end: a lower bound.
     pub unfinished: u64,
     /// Requests of the window begun but not sent when the run ended: connecting, in the TLS
