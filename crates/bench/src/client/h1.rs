@@ -19,8 +19,10 @@
 //! - `sharing.rs`: `--connections-per-client N`: this connection as one of a Webchild's
 //!   several, taking the shared page's next file as it is free (`client/shared.rs`).
 //! - `closing.rs`: HTTP/1.0's passive close, the server's FIN awaited before going on.
-//! - `outcomes.rs`: failures by kind, and the one resend of a request the server closed idle.
-//! - `after_end.rs`: what the server said after the end of the run (`Connection: close`).
+//! - `outcomes.rs`: failures by kind, the one resend of a request the server closed idle, and
+//!   the pipelined requests behind a response after which the server closed, sent again.
+//! - `after_end.rs`: what the server said after the end of the run (`Connection: close`), and
+//!   when the lingering close may end the sending side (all but the last request answered).
 //! - `app.rs`: an application workload's requests built per use and responses judged, through
 //!   `client/app.rs` (a workload without one never goes there).
 //!
@@ -366,12 +368,12 @@ impl H1 {
         }
         // HTTP/1.0 closes after each file. A pipelined page whose response is not a success
         // goes on reading the rest of its batch, which the server has: each is counted, and
-        // the connection stays in step.
-        // Pipelining: a server closing after this response never processed those written
-        // behind it; they go again, on a new connection (`batch_closed`), their start kept.
+        // the connection stays in step. A server closing after a response never processed
+        // those written behind it: they go again, on a new connection (`batch_closed`), their
+        // start kept, unless the page ends here (a failure).
         let mut resent = false;
         if !self.resp_keep_alive || http10 {
-            if pipelined && more {
+            if pipelined && more && ok {
                 if !self.batch_closed(cx, now, false) {
                     self.close();
                     return self.end_page(ch, cx, false, now, false);

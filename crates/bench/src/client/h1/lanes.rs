@@ -10,10 +10,11 @@
 //! batches. Each request's time runs from when it was queued, the same handler that writes it.
 //!
 //! A failure (the connection closed mid-response, a malformed head, a timeout) is the error of
-//! its kind for the response being read; a response that says `Connection: close` is a response
-//! like another. Either way the requests behind it were sent and will never be answered: each
-//! is counted as unfinished (or unsent, when not written in full), never lost, and the next
-//! pages go on a new connection.
+//! its kind for the response being read, and the requests behind it, which the server had,
+//! are counted as unfinished (or unsent, when not written in full), never lost. A response
+//! that says `Connection: close` (or a close after a complete response) is a response like
+//! another, and the server never processed the requests behind it: they go again, in order,
+//! on a new connection (`lanes_closed`), but for one not idempotent.
 
 use super::super::exchange::Exchange;
 use super::super::page::Child;
