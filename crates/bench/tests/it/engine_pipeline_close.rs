@@ -276,3 +276,49 @@ fn a_post_behind_a_closing_response_is_not_sent_again() {
         assert_eq!(s.pages_done, s.requests);
     }
 }
+
+/// A server whose first connection reads three request heads, answers the first (keep-alive)
+/// and closes without a word; every later one answers each request.
+fn first_answers_one_and_closes() -> (PerConnection, Arc<AtomicU64>) {
+    let connections = Arc::new(AtomicU64::new(0));
+    let c = connections.clone();
+    let srv = PerConnection::start(move |mut s, stop| {
+        let first = c.fetch_add(1, Ordering::SeqCst) == 0;
+        let mut heads = HeadEnds::default();
+        let mut seen = 0;
+        per_connection::read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
+            let n = data.iter().filter(|&&b| heads.at(b)).count();
+            if !first {
+                return (0..n).all(|_| s.write_all(OK).is_ok());
+            }
+            seen += n;
+            if seen < 3 {
+                return true;
+            }
+            let _ = s.write_all(OK);
+            false // everything sent was read: the close is a FIN
+        });
+    });
+    (srv, connections)
+}
+
+#[test]
+fn a_close_after_a_complete_response_sends_the_rest_again() {
+    // A batch: the page's second and third files, written behind the first, go again.
+    let w = workload(&[("p", 1.0, &["/a", "/b", "/c"])]);
+    // Lanes: the two pages behind the first.
+    for (w, depth) in [(w, None), (one_file(), Some(3))] {
+        let (srv, connections) = first_answers_one_and_closes();
+        let mut cfg = config(srv.addr, 1, Stop::Pages(3 - 2 * u64::from(depth.is_none())));
+        cfg.http = HttpMode::Pipeline;
+        cfg.streams = depth;
+        let r = bench::run(&cfg, &w, &AtomicBool::new(false)).expect("run");
+        srv.stop();
+        let s = &r.stats;
+        assert_eq!(s.errors.total(), 0, "{depth:?}: {:?}", s.errors);
+        assert_eq!(s.requests, 3, "{depth:?}");
+        assert_eq!(s.unfinished, 0, "{depth:?}");
+        assert_eq!(s.pipeline_resent, 2, "{depth:?}");
+        assert_eq!(connections.load(Ordering::SeqCst), 2, "{depth:?}");
+    }
+}

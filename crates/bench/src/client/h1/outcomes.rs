@@ -32,8 +32,13 @@ impl H1 {
             State::ReadingHead => self.fail(ch, cx, ErrorKind::Reset, now),
             State::ReadingBody => match self.decoder.eof() {
                 Ok(()) => {
-                    // Close-delimited: complete, and the server has closed already.
-                    self.close();
+                    // Close-delimited: complete, and the server has closed already. A batch's
+                    // connection is closed once what was written behind it is seen
+                    // (`after_response`: those are sent again).
+                    self.resp_keep_alive = false;
+                    if self.behind.is_none() || self.lanes.is_some() {
+                        self.close();
+                    }
                     self.response_done(ch, cx, now)
                 }
                 Err(_) => self.fail(ch, cx, ErrorKind::ShortBody, now),
