@@ -104,10 +104,11 @@ impl H1 {
     }
 
     /// Pipelining: the server closed the connection after a complete response, before any
-    /// byte of the one being read: it never processed that one nor those behind it (RFC 9112
-    /// section 9.3.2), which go again on a new connection (`lanes_closed`, `batch_closed`).
+    /// byte of the one being read, with requests behind it: it never processed that one nor
+    /// those (RFC 9112 section 9.3.2), which go again on a new connection (`lanes_closed`,
+    /// `batch_closed`). One request alone is the idle close above (`may_retry`).
     fn closed_after_response(&self) -> bool {
-        self.behind.is_some()
+        self.behind.as_ref().is_some_and(|q| !q.is_empty())
             && self.conn_responses > 0
             && self.ex.first_byte_us == NONE
             && self.head.is_empty()
