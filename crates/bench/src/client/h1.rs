@@ -368,12 +368,12 @@ impl H1 {
         }
         // HTTP/1.0 closes after each file. A pipelined page whose response is not a success
         // goes on reading the rest of its batch, which the server has: each is counted, and
-        // the connection stays in step. A server closing after a response never processed
-        // those written behind it: they go again, on a new connection (`batch_closed`), their
-        // start kept, unless the page ends here (a failure).
+        // the connection stays in step. A server closing after a response (a success or
+        // not) never processed those written behind it: they go again, on a new connection
+        // (`batch_closed`), their start kept, unless one is not idempotent (the page ends).
         let mut resent = false;
         if !self.resp_keep_alive || http10 {
-            if pipelined && more && ok {
+            if pipelined && more {
                 if !self.batch_closed(cx, now, false) {
                     self.close();
                     return self.end_page(ch, cx, false, now, false);
@@ -385,8 +385,11 @@ impl H1 {
         // An application workload's batch may end before the page does (`h1/app.rs`).
         let in_batch = more && self.in_batch(self.ex.file + 1);
         let read_on = pipelined && in_batch && self.conn.is_some();
-        self.page_failed |= !ok && read_on;
-        if !more || (!ok && !read_on) || (self.page_failed && !in_batch) {
+        // The rest of a page whose response was not a success is read (the server has it, or
+        // has it again when `resent`), the page not a hit.
+        let read_rest = read_on || resent;
+        self.page_failed |= !ok && read_rest;
+        if !more || (!ok && !read_rest) || (self.page_failed && !in_batch) {
             let hit = ok && !self.page_failed;
             if let Some((file, to, hops)) = self.deferred.pop().filter(|_| hit) {
                 self.after_batch = true;

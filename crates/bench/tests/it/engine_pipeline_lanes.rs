@@ -12,13 +12,15 @@ use bench::stats::ErrorKind;
 use bench::{BenchError, HttpMode, RunResult, Stop, Workload};
 use common::{config, one_file, workload};
 use per_connection::{read_until_stopped, HeadEnds, PerConnection};
+use socket2::{Domain, Socket, Type};
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+const CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
 
 /// `-c 1 --pipeline depth -n pages` against `addr`.
 fn run(addr: std::net::SocketAddr, w: &Workload, depth: u32, pages: u64) -> RunResult {
@@ -186,4 +188,62 @@ fn lanes_are_the_closed_loop_without_think_time_or_redirects() {
         ..cfg.clone()
     });
     assert!(m.contains("--redirect"), "{m}");
+}
+
+/// A server of one connection: it answers the first of three pipelined requests with
+/// `Connection: close` and closes; by then its port is bound and not listening, so that the
+/// reconnect is refused. Its thread returns the socket holding the port (kept until the run
+/// ends); every wait is bounded.
+fn one_connection_then_refused() -> (SocketAddr, std::thread::JoinHandle<Socket>) {
+    let socket = || {
+        let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+        s.set_reuse_address(true).unwrap();
+        s
+    };
+    let listener = socket();
+    listener
+        .bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    listener.listen(8).unwrap();
+    let addr = listener.local_addr().unwrap().as_socket().unwrap();
+    let thread = std::thread::spawn(move || {
+        listener
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let (s, _) = listener.accept().expect("the run connects");
+        drop(listener);
+        let hold = socket();
+        hold.bind(&addr.into()).expect("the port held, not listening");
+        let mut s: TcpStream = s.into();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let (mut buf, mut heads, mut seen) = ([0u8; 4096], HeadEnds::default(), 0);
+        while seen < 3 {
+            let n = s.read(&mut buf).expect("three requests");
+            assert!(n > 0, "three requests before the client's close");
+            seen += buf[..n].iter().filter(|&&b| heads.at(b)).count();
+        }
+        s.write_all(CLOSE).unwrap();
+        let _ = s.shutdown(Shutdown::Write);
+        // Until the client closes too (a FIN for what it sent, as nginx's close).
+        while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+        hold
+    });
+    (addr, thread)
+}
+
+#[test]
+fn a_failed_reconnect_leaves_the_lanes_going_again_not_sent() {
+    // Pages 2 and 3, written behind page 1's `Connection: close`, were never processed: they
+    // go again, and the new connection is refused. Page 2 is that error; page 3 was not sent
+    // on any connection the server processed, so it is not sent, not unfinished.
+    let (addr, server) = one_connection_then_refused();
+    let r = run(addr, &one_file(), 3, 3);
+    drop(server.join().expect("the server's thread"));
+    let s = &r.stats;
+    assert_eq!(s.requests, 1);
+    assert_eq!(s.pipeline_resent, 2);
+    assert_eq!(s.errors.get(ErrorKind::ConnectRefused), 1, "{:?}", s.errors);
+    assert_eq!(s.errors.total(), 1, "{:?}", s.errors);
+    assert_eq!(s.unfinished, 0);
+    assert_eq!(s.unsent_at_end, 1);
 }

@@ -25,6 +25,10 @@ use super::LANES;
 use super::{State, H1};
 use crate::config::HttpMode;
 
+/// Where a request going again ends until it is queued on its new connection (`send_lanes`):
+/// past anything written, so that it is not sent until then.
+const NOT_QUEUED: u64 = u64::MAX;
+
 /// The lanes of one connection: the bytes queued (the requests behind the one being read are
 /// the connection's queue, `H1::behind`).
 pub(super) struct Lanes {
@@ -172,14 +176,17 @@ impl H1 {
         now: u64,
         unanswered: bool,
     ) {
-        let Some(lanes) = &self.lanes else { return };
+        let Some(lanes) = &mut self.lanes else { return };
         let (written, head_end) = (lanes.written, lanes.head_end);
-        let in_window = cx.counts(now, now);
+        // Nothing is written on the next connection yet: should it fail (refused, a timeout,
+        // TLS) or the run end before it is up, those going again are not sent, not unfinished.
+        lanes.reset_out();
+        lanes.head_end = NOT_QUEUED;
         // The one being read goes first when unanswered; else the oldest behind it.
         let keep_head = unanswered && resend_or_drop(cx, &self.ex, head_end <= written, now);
         let behind = queue_mut(&mut self.behind);
         for _ in 0..behind.len() {
-            let Some(lane) = behind.pop_front() else {
+            let Some(mut lane) = behind.pop_front() else {
                 break;
             };
             let whole = lane.end <= written;
@@ -188,7 +195,8 @@ impl H1 {
                 not_resent(cx, &lane.ex, now);
                 continue;
             }
-            cx.stats.pipeline_resent += u64::from(whole && in_window);
+            resent(cx, &lane.ex, whole, now);
+            lane.end = NOT_QUEUED;
             behind.push_back(lane);
         }
         self.close();
@@ -224,8 +232,15 @@ fn resend_or_drop(cx: &mut ThreadState<'_>, ex: &Exchange, whole: bool, now: u64
         not_resent(cx, ex, now);
         return false;
     }
-    cx.stats.pipeline_resent += u64::from(whole && cx.counts(now, now));
+    resent(cx, ex, whole, now);
     true
+}
+
+/// A request the server never processed, going again: a re-send counted (in the window, its
+/// page begun in it) when it had been written whole. A request re-sent more than once (a
+/// server closing after every response, `--pipeline 4`) is counted each time.
+fn resent(cx: &mut ThreadState<'_>, ex: &Exchange, whole: bool, now: u64) {
+    cx.stats.pipeline_resent += u64::from(whole && cx.counts(ex.file_start_us, now));
 }
 
 /// A request the server never processed, not idempotent: not sent again, its page not a hit.
