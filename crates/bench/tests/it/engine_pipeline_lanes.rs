@@ -9,7 +9,7 @@ use crate::common;
 use crate::per_connection;
 
 use bench::stats::ErrorKind;
-use bench::{BenchError, HttpMode, RunResult, Stop, Workload};
+use bench::{BenchError, HttpMode, RequestSpec, RunResult, Stop, Workload};
 use common::{config, one_file, workload};
 use per_connection::{read_until_stopped, HeadEnds, PerConnection};
 use socket2::{Domain, Socket, Type};
@@ -246,4 +246,53 @@ fn a_failed_reconnect_leaves_the_lanes_going_again_not_sent() {
     assert_eq!(s.errors.total(), 1, "{:?}", s.errors);
     assert_eq!(s.unfinished, 0);
     assert_eq!(s.unsent_at_end, 1);
+}
+
+#[test]
+fn a_failed_response_that_closes_sends_the_rest_again_in_a_batch_as_in_lanes() {
+    // A 404 saying `Connection: close`: the requests written behind it were never processed.
+    // Lanes: pages 2 and 3 go again. A batch: its files 2 and 3 go again, and the page, read
+    // to its end as after a 404 on a connection that stays, is not a hit.
+    let closing_404 = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 2\r\n\r\nno";
+    let batch = workload(&[("p", 1.0, &["/a", "/b", "/c"])]);
+    for (w, pages, hits) in [(one_file(), 3, 2), (batch, 1, 0)] {
+        let (server, connections) = first_connection_closes(3, closing_404);
+        let r = run(server.addr, &w, 3, pages);
+        server.stop();
+        let s = &r.stats;
+        assert_eq!(s.requests, 3, "{pages}");
+        assert_eq!(s.statuses.get(404), 1, "{pages}");
+        assert_eq!(s.pipeline_resent, 2, "{pages}");
+        assert_eq!(s.unfinished + s.unsent_at_end, 0, "{pages}");
+        assert_eq!(s.pages_done, hits, "{pages}");
+        assert_eq!(connections.load(Ordering::SeqCst), 2, "{pages}");
+    }
+}
+
+#[test]
+fn a_batch_with_a_post_to_send_again_is_not_sent_again_and_each_is_counted() {
+    // /a answered with `Connection: close`; /p (a POST) and /c were written behind it: the
+    // page ends there, neither sent again, both counted not re-sent.
+    let mut w = workload(&[("p", 1.0, &["/a", "/p", "/c"])]);
+    let get = || RequestSpec {
+        method: None,
+        headers: Vec::new(),
+        body: None,
+    };
+    let post = RequestSpec {
+        method: Some("POST".into()),
+        headers: Vec::new(),
+        body: Some(b"x=1".to_vec()),
+    };
+    w.requests = vec![get(), post, get()];
+    let (server, connections) = first_connection_closes(3, CLOSE);
+    let r = run(server.addr, &w, 3, 1);
+    server.stop();
+    let s = &r.stats;
+    assert_eq!(s.requests, 1);
+    assert_eq!(s.pipeline_not_resent, 2);
+    assert_eq!(s.pipeline_resent, 0);
+    assert_eq!(s.unfinished + s.unsent_at_end + s.errors.total(), 0);
+    assert_eq!(s.pages_done, 0);
+    assert_eq!(connections.load(Ordering::SeqCst), 1);
 }
