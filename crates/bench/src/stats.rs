@@ -95,16 +95,20 @@ pub struct Stats {
     /// a line break or NUL (it would split the request's head; the page ends there).
     #[serde(default)]
     pub unsafe_value_unsent: u64,
-    /// HTTP/1.1 pipelining: requests written whole behind a response after which the server
-    /// closed the connection (saying `Connection: close`, or closing after a complete
-    /// response), which it never processed (RFC 9112 section 9.3.2), sent again on a new
-    /// connection in the window. Each is counted once more when it completes; none is in
-    /// `unfinished` or `errors` for it.
+    /// HTTP/1.1 pipelining: re-sends (not distinct requests) of requests written whole behind a
+    /// response after which the server closed the connection (saying `Connection: close`, or
+    /// closing after a complete response), which it never processed (RFC 9112 section 9.3.2),
+    /// sent again on a new connection: counted as each goes again, its page begun in the
+    /// window; a request re-sent twice (a server closing after every response) counts twice.
+    /// Each such request is in `requests` once, when it completes, and in neither `unfinished`
+    /// nor `errors` for having been re-sent.
     #[serde(default)]
     pub pipeline_resent: u64,
-    /// HTTP/1.1 pipelining: requests written whole behind such a closing response that are not
-    /// idempotent (a POST: RFC 9110 section 9.2.2), so not sent again: the server never
-    /// processed them, and their page is not a hit. Not errors, not unfinished.
+    /// HTTP/1.1 pipelining: requests written whole behind such a closing response, their page
+    /// begun in the window, not sent again: not idempotent (a POST: RFC 9110 section 9.2.2),
+    /// or, in a batch (a page of several files), written with one that is not (the page ends
+    /// there). The server never processed them; their page is not a hit. Not errors, not
+    /// unfinished.
     #[serde(default)]
     pub pipeline_not_resent: u64,
     /// `--redirect N`: redirects followed, and those not followed by why.

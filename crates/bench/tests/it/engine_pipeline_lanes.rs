@@ -213,7 +213,8 @@ fn one_connection_then_refused() -> (SocketAddr, std::thread::JoinHandle<Socket>
         let (s, _) = listener.accept().expect("the run connects");
         drop(listener);
         let hold = socket();
-        hold.bind(&addr.into()).expect("the port held, not listening");
+        hold.bind(&addr.into())
+            .expect("the port held, not listening");
         let mut s: TcpStream = s.into();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         let (mut buf, mut heads, mut seen) = ([0u8; 4096], HeadEnds::default(), 0);
