@@ -81,6 +81,7 @@ mod engine_h3_resume;
 mod engine_h3_upload;
 mod engine_modes;
 mod engine_open_page_count;
+mod engine_pipeline_close;
 mod engine_pipeline_depth;
 mod engine_pipeline_lanes;
 mod engine_redirects;
