@@ -334,7 +334,15 @@ impl Crawl<'_> {
         let redirected_from = redirected.then(|| target(url));
         if self.opts.browser.is_some() {
             let forms = std::mem::take(&mut doc.forms);
-            return self.browser_page(&final_url, path, redirected_from, doc.links, forms, depth);
+            return self.browser_page(
+                &final_url,
+                path,
+                redirected_from,
+                doc.links,
+                forms,
+                depth,
+                response.bytes,
+            );
         }
         let tree = doc.tree.take();
         let mut work = PageWork {

@@ -20,6 +20,9 @@ pub struct Recorded {
     pub notes: Vec<String>,
     /// Requests beyond `--max-files`, not listed.
     pub beyond: u64,
+    /// The document's own response had not ended at the page timeout: its bytes are those
+    /// that had come.
+    pub document_cut: bool,
 }
 
 /// The entries of the page at `page` (the URL the browser was sent to), at most `max_files`
@@ -34,11 +37,20 @@ pub fn entries(
     let Some(doc) = load.requests.iter().find(main) else {
         return Err("Chromium made no request for the page".into());
     };
-    if let Some(why) = unusable(doc) {
+    // A document whose response came but never ended in time (a script holding its parser) is
+    // cut at the page timeout with the files it had asked for, as a page that never goes quiet.
+    let document_cut = load.timed_out
+        && matches!(doc.status, Some(200..=299))
+        && doc.failed.is_none()
+        && doc.bytes.is_none();
+    if let Some(why) = unusable(doc).filter(|_| !document_cut) {
         return Err(format!("Chromium could not load it: {why}"));
     }
     let origin = page.origin();
-    let mut out = Recorded::default();
+    let mut out = Recorded {
+        document_cut,
+        ..Recorded::default()
+    };
     let mut seen = HashSet::new();
     let (mut other_origin, mut beyond) = (0u64, 0u64);
     for r in &load.requests {
@@ -88,7 +100,7 @@ pub fn entries(
             out.frames.push(url);
             continue;
         }
-        if let Some(why) = unusable(r) {
+        if let Some(why) = unusable(r).filter(|_| !std::ptr::eq(r, doc)) {
             out.entries.push(skipped(
                 &path,
                 &format!("{why} (initiator {})", r.initiator),
@@ -126,6 +138,19 @@ pub fn entries(
             "the network was not idle at --page-timeout: requests still loading then are comments"
                 .into(),
         );
+    }
+    if document_cut {
+        out.notes.push(
+            "the document itself was still loading at --page-timeout: its size is that of the \
+             crawler's own fetch, its files those the browser had asked for by then"
+                .into(),
+        );
+    }
+    if load.dialogs > 0 {
+        out.notes.push(format!(
+            "JavaScript dialogs (alert, confirm, prompt, beforeunload) answered OK: {}",
+            load.dialogs
+        ));
     }
     Ok(out)
 }
@@ -191,6 +216,7 @@ mod tests {
             ],
             main_frame: "M".into(),
             timed_out: false,
+            dialogs: 0,
         };
         let page = Url::parse("http://h/p.html").unwrap();
         let rec = entries(&load, &page, false, 100).unwrap();
@@ -242,9 +268,43 @@ mod tests {
             requests: vec![doc],
             main_frame: "M".into(),
             timed_out: false,
+            dialogs: 0,
         };
         let page = Url::parse("http://h/p.html").unwrap();
         let err = entries(&load, &page, false, 10).unwrap_err();
         assert!(err.contains("net::ERR_CONNECTION_REFUSED"), "{err}");
+    }
+
+    #[test]
+    fn a_document_still_loading_at_the_timeout_is_cut_with_its_files() {
+        let mut doc = req("http://h/p.html", "M", "Document");
+        doc.bytes = None;
+        let mut late = req("http://h/late.png", "M", "Image");
+        late.bytes = None;
+        let mut load = Load {
+            requests: vec![doc, req("http://h/a.png", "M", "Image"), late],
+            main_frame: "M".into(),
+            timed_out: true,
+            dialogs: 1,
+        };
+        let page = Url::parse("http://h/p.html").unwrap();
+        let rec = entries(&load, &page, false, 10).unwrap();
+        assert!(rec.document_cut);
+        let paths: Vec<&str> = rec
+            .entries
+            .iter()
+            .map(|e| match e {
+                Entry::File(f) => f.path.as_str(),
+                Entry::Skipped { url, .. } => url.as_str(),
+            })
+            .collect();
+        assert_eq!(paths, ["/p.html", "/a.png", "/late.png"]);
+        assert!(matches!(&rec.entries[2], Entry::Skipped { reason, .. }
+            if reason.starts_with("still loading at --page-timeout")));
+        assert!(rec.notes.iter().any(|n| n.contains("document itself")));
+        assert!(rec.notes.iter().any(|n| n.ends_with("answered OK: 1")));
+        // Not cut when the network went quiet: a document that never ended is then an error.
+        load.timed_out = false;
+        assert!(entries(&load, &page, false, 10).is_err());
     }
 }

@@ -37,6 +37,11 @@ pub(super) struct Recorder {
     pub(super) loaded: bool,
     /// The tab's renderer crashed.
     pub(super) crashed: bool,
+    /// A JavaScript dialog (alert, confirm, prompt, beforeunload) opened and not yet answered:
+    /// the text a prompt is answered with (its default).
+    pub(super) dialog: Option<String>,
+    /// Dialogs the page opened.
+    pub(super) dialogs: u64,
     pub(super) last_event: Instant,
 }
 
@@ -51,6 +56,8 @@ impl Recorder {
             in_flight: 0,
             loaded: false,
             crashed: false,
+            dialog: None,
+            dialogs: 0,
             last_event: Instant::now(),
         }
     }
@@ -81,6 +88,11 @@ impl Recorder {
         match m.method().unwrap_or_default() {
             "Page.loadEventFired" if tab => self.loaded = true,
             "Inspector.targetCrashed" if tab => self.crashed = true,
+            // Its page's parser, script and load event wait on the answer.
+            "Page.javascriptDialogOpening" if tab => {
+                self.dialogs += 1;
+                self.dialog = Some(p["defaultPrompt"].as_str().unwrap_or_default().to_owned());
+            }
             "Target.attachedToTarget" => self.attached(p),
             "Target.detachedFromTarget" => self.detached(p),
             "Network.requestWillBeSent" => self.will_be_sent(session, id, p),
