@@ -62,6 +62,9 @@ impl Crawl<'_> {
                 .push(skipped(url, "another origin: not fetched"));
             return;
         }
+        if work.on_page.contains(&format!("path {}", target(url))) {
+            return; // the file a redirect of the page's already led to: one request, listed once
+        }
         let outcome = match self.cache.get(&key(url)) {
             Some(o) => o.clone(),
             None => {
@@ -111,16 +114,27 @@ impl Crawl<'_> {
                     ),
                     _ => Resolved::default(),
                 };
-                Outcome::Got {
-                    file: File {
-                        path: target(&final_url),
-                        bytes: r.bytes,
-                        content_type: r.content_type,
-                        redirected_from: redirected.then(|| target(url)),
-                        initiator: None,
-                    },
-                    css: Arc::new(css),
+                let file = File {
+                    path: target(&final_url),
+                    bytes: r.bytes,
+                    content_type: r.content_type,
+                    redirected_from: redirected.then(|| target(url)),
+                    initiator: None,
+                };
+                let css = Arc::new(css);
+                if redirected {
+                    // The file a redirect led to, named directly on a later page, is the same
+                    // response: not requested again.
+                    let direct = File {
+                        redirected_from: None,
+                        ..file.clone()
+                    };
+                    self.cache.entry(key(&final_url)).or_insert(Outcome::Got {
+                        file: direct,
+                        css: Arc::clone(&css),
+                    });
                 }
+                Outcome::Got { file, css }
             }
         }
     }
