@@ -39,6 +39,17 @@ pub const MAX_DEPTH: u32 = 512;
 
 /// A parsed document, and how many elements past [`MAX_DEPTH`] were closed at once.
 pub fn parse_document(html: &str) -> (Html, u64) {
+    parse_document_until(html, |_| false).expect("a parse that never stops ends")
+}
+
+/// As [`parse_document`], but given each encoding a `<meta>` declares (html5ever's encoding
+/// indicator, its label as written) as the tree builder meets it: when `changes` says it
+/// changes the document's encoding, the parse stops there (`None`), to be started again in
+/// that encoding as a browser starts it again.
+pub fn parse_document_until(
+    html: &str,
+    mut changes: impl FnMut(&str) -> bool,
+) -> Option<(Html, u64)> {
     let sink = DepthSink::new(HtmlTreeSink::new(Html::new_document()));
     let builder = TreeBuilder::new(sink, TreeBuilderOpts::default());
     let tokenizer = Tokenizer::new(
@@ -53,11 +64,21 @@ pub fn parse_document(html: &str) -> (Html, u64) {
     input.push_back(StrTendril::from_slice(html));
     // A script pauses the tokenizer (a browser would run it here); go on, as html5ever's own
     // driver does.
-    while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
+    loop {
+        match tokenizer.feed(&input) {
+            TokenizerResult::Done => break,
+            TokenizerResult::Script(_) => {}
+            TokenizerResult::EncodingIndicator(label) => {
+                if changes(&label) {
+                    return None;
+                }
+            }
+        }
+    }
     tokenizer.end();
     let capped = tokenizer.sink;
     let left_out = capped.left_out.get();
-    (capped.builder.sink.finish(), left_out)
+    Some((capped.builder.sink.finish(), left_out))
 }
 
 /// Elements with no end tag: never the current node for long.

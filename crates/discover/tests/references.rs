@@ -1,5 +1,8 @@
 //! The HTML mode's references as a browser makes them: a file reached through a redirect and
-//! also named directly is one file of the page, requested once for the whole crawl.
+//! also named directly is one file of the page, requested once for the whole crawl; pages and
+//! stylesheets in other encodings than UTF-8 decoded as a browser decodes them (byte order
+//! mark, `Content-Type`'s charset, `<meta charset>`, `@charset`, the page's), their paths
+//! percent-encoded from UTF-8 and their queries from the page's encoding.
 
 mod scripted;
 
@@ -52,4 +55,105 @@ fn a_file_reached_by_a_redirect_and_named_directly_is_listed_and_fetched_once() 
         ]
     );
     assert_eq!(HERO.load(Ordering::SeqCst), 1, "requests of /img/hero.png");
+}
+
+/// Pages in several encodings, each naming `café.png` (and a query with `é`).
+fn encodings(path: &str) -> Option<Vec<u8>> {
+    Some(match path {
+        "/" => ok(
+            "text/html",
+            b"<!doctype html><a href=\"/meta.html\">m</a><a href=\"/header.html\">h</a>\
+              <a href=\"/bom.html\">b</a><a href=\"/late.html\">l</a>",
+        ),
+        // Declared in a <meta>, and its stylesheet names no encoding: it is the page's.
+        "/meta.html" => ok(
+            "text/html",
+            &latin1(
+                "<!doctype html><meta charset=\"windows-1252\">\
+                 <link rel=stylesheet href=\"/css/plain.css\"><img src=\"img/caf\u{e9}.png?q=\u{e9}\">",
+            ),
+        ),
+        // Declared by the header alone: a <meta> saying otherwise does not count.
+        "/header.html" => ok(
+            "text/html; charset=windows-1252",
+            &latin1("<!doctype html><meta charset=\"utf-8\"><img src=\"img/caf\u{e9}-h.png\">"),
+        ),
+        // UTF-16 with its byte order mark; a stylesheet that names its own encoding.
+        "/bom.html" => ok("text/html", &{
+            let mut b = vec![0xFF, 0xFE];
+            b.extend(
+                "<!doctype html><link rel=stylesheet href=\"/css/at.css\">\
+                 <img src=\"img/caf\u{e9}-16.png\">"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes),
+            );
+            b
+        }),
+        // A <meta http-equiv> past the first kilobyte: the parser still meets it in the head.
+        "/late.html" => ok(
+            "text/html",
+            &latin1(&format!(
+                "<!doctype html><head><title>{}</title><meta http-equiv=content-type \
+                 content=\"text/html; charset=iso-8859-1\"></head><img src=\"img/\u{e9}-late.png\">",
+                "t".repeat(2000)
+            )),
+        ),
+        "/css/plain.css" => ok(
+            "text/css",
+            &latin1("img { background: url(caf\u{e9}-plain.png) }"),
+        ),
+        "/css/at.css" => ok(
+            "text/css",
+            &latin1("@charset \"windows-1252\"; img { background: url(caf\u{e9}-at.png) }"),
+        ),
+        _ => ok("image/png", b"PNG"),
+    })
+}
+
+/// `s` in ISO-8859-1 (windows-1252 for these characters).
+fn latin1(s: &str) -> Vec<u8> {
+    s.chars()
+        .map(|c| u8::try_from(u32::from(c)).expect("Latin-1 text"))
+        .collect()
+}
+
+#[test]
+fn pages_and_stylesheets_are_decoded_in_their_encoding() {
+    let addr = serve(encodings);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl");
+    let files = |path: &str| -> Vec<String> {
+        let page = site
+            .pages
+            .iter()
+            .find(|p| p.path == path)
+            .unwrap_or_else(|| panic!("{path}: {site:#?}"));
+        page.files().skip(1).map(|f| f.path.clone()).collect()
+    };
+    assert_eq!(
+        files("/meta.html"),
+        [
+            "/css/plain.css",
+            "/img/caf%C3%A9.png?q=%E9",
+            "/css/caf%C3%A9-plain.png"
+        ]
+    );
+    assert_eq!(files("/header.html"), ["/img/caf%C3%A9-h.png"]);
+    assert_eq!(
+        files("/bom.html"),
+        [
+            "/css/at.css",
+            "/img/caf%C3%A9-16.png",
+            "/css/caf%C3%A9-at.png"
+        ]
+    );
+    assert_eq!(files("/late.html"), ["/img/%C3%A9-late.png"]);
+    let meta = site.pages.iter().find(|p| p.path == "/meta.html").unwrap();
+    assert!(
+        meta.notes
+            .iter()
+            .any(|n| n.starts_with("decoded as windows-1252 (its <meta charset>)")),
+        "{:?}",
+        meta.notes
+    );
 }

@@ -5,6 +5,7 @@
 use super::redirects::Fetched;
 use super::styles::Resolved;
 use super::{skipped, target, Crawl, Fetch, Outcome, PageWork};
+use crate::charset::{self, Charset};
 use crate::css;
 use crate::frontier::key;
 use crate::{Entry, File};
@@ -68,7 +69,7 @@ impl Crawl<'_> {
         let outcome = match self.cache.get(&key(url)) {
             Some(o) => o.clone(),
             None => {
-                let o = self.fetch_resource(url, stylesheet);
+                let o = self.fetch_resource(url, stylesheet, work.charset);
                 self.cache.insert(key(url), o.clone());
                 o
             }
@@ -97,7 +98,9 @@ impl Crawl<'_> {
         }
     }
 
-    fn fetch_resource(&mut self, url: &Url, stylesheet: bool) -> Outcome {
+    /// Fetches a resource once for the crawl; a stylesheet's text decoded as a browser decodes
+    /// it (`page`: the encoding of the page that named it first, when it names none).
+    fn fetch_resource(&mut self, url: &Url, stylesheet: bool, page: Charset) -> Outcome {
         match self.fetch(url) {
             Err(e) => Outcome::Failed(e.reason()),
             Ok(Fetched {
@@ -108,7 +111,10 @@ impl Crawl<'_> {
                 let css = match (&r.body, stylesheet || r.is_css()) {
                     // No page lists more than --max-files of them: no more are kept.
                     (Some(body), true) => Resolved::new(
-                        css::parse(&String::from_utf8_lossy(body), &self.env),
+                        css::parse(
+                            &charset::decode(body, &charset::css(body, r.charset.as_deref(), page)),
+                            &self.env,
+                        ),
                         &final_url,
                         self.opts.max_files,
                     ),
