@@ -259,6 +259,14 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, env: &Env, doc
             }
         }
         "video" => push(attr("poster"), Kind::File),
+        // HTML's presentational `background`: a background image, as CSS's would be.
+        "body" | "table" | "thead" | "tbody" | "tfoot" | "tr" | "td" | "th" => {
+            push(attr("background"), Kind::File)
+        }
+        // An image (or other file) shown in place; an object typed as a document would be a
+        // frame, which a page rarely asks of it: not told apart.
+        "object" => push(attr("data"), Kind::File),
+        "embed" => push(attr("src"), Kind::File),
         "iframe" | "frame" => push(attr("src"), Kind::Frame),
         "style" => doc.found.push(Found::Css {
             text: el.text().collect(),
@@ -481,5 +489,26 @@ mod tests {
         );
         assert_eq!(doc.found[2..], [file("in.png"), file("after.png")]);
         assert_eq!(doc.links, [url.join("/next").unwrap()]);
+    }
+
+    #[test]
+    fn presentational_backgrounds_objects_and_embeds_are_files() {
+        let page = "<body background=body.png><table background=t.png><tr><td background=td.png>\
+                    </table><object data=o.png type=image/png></object><embed src=e.svg>\
+                    <div background=not-an-attribute-of-div.png>";
+        let url = Url::parse("http://site/").unwrap();
+        let doc = parse(page, &url, None, &Default::default());
+        let files: Vec<String> = doc
+            .found
+            .iter()
+            .filter_map(|f| match f {
+                Found::Url { url, .. } => Some(url.path().to_owned()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            files,
+            ["/body.png", "/t.png", "/td.png", "/o.png", "/e.svg"]
+        );
     }
 }

@@ -157,3 +157,37 @@ fn pages_and_stylesheets_are_decoded_in_their_encoding() {
         meta.notes
     );
 }
+
+fn presentational(path: &str) -> Option<Vec<u8>> {
+    Some(match path {
+        "/" => ok(
+            "text/html",
+            br#"<!doctype html><style>.s{background-image:image-set("img/a.png" 1x)}
+                .t{background-image:image-set(url(img/c.png) 2x, url(img/b.png) 1x)}</style>
+                <body background="img/d.png"><div class=s>s</div><div class=t>t</div>
+                <object data="img/hero.png" type="image/png"></object><embed src="img/e.svg">"#,
+        ),
+        _ => ok("image/png", b"PNG"),
+    })
+}
+
+#[test]
+fn image_sets_presentational_backgrounds_objects_and_embeds() {
+    let addr = serve(presentational);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl");
+    let mut files: Vec<&str> = site.pages[0].files().map(|f| f.path.as_str()).collect();
+    files.sort_unstable();
+    // One of the second image-set's options: the one Chromium picks at 1x.
+    assert_eq!(
+        files,
+        [
+            "/",
+            "/img/a.png",
+            "/img/b.png",
+            "/img/d.png",
+            "/img/e.svg",
+            "/img/hero.png"
+        ]
+    );
+}
