@@ -339,12 +339,11 @@ impl Crawl<'_> {
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
         let redirected_from = redirected.then(|| target(url));
         if self.opts.browser.is_some() {
-            let forms = std::mem::take(&mut doc.forms);
+            let (links, forms) = (doc.links, doc.forms);
             return self.browser_page(
                 &final_url,
-                path,
-                redirected_from,
-                doc.links,
+                (path, redirected_from),
+                links,
                 forms,
                 depth,
                 response.bytes,

@@ -8,12 +8,12 @@ use crate::{Entry, Page};
 use url::Url;
 
 impl Crawl<'_> {
-    /// `--browser`: the page's files as Chromium fetched them loading `url`.
+    /// `--browser`: the page's files as Chromium fetched them loading `url`, whose path is
+    /// `path` (and the path a redirect led from); `fetched_bytes`: the crawler's own fetch's.
     pub(super) fn browser_page(
         &mut self,
         url: &Url,
-        path: String,
-        redirected_from: Option<String>,
+        (path, redirected_from): (String, Option<String>),
         links: Vec<Url>,
         forms: crate::forms::Forms,
         depth: u32,
