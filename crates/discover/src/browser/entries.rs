@@ -146,6 +146,14 @@ pub fn entries(
                 .into(),
         );
     }
+    let cut = load.requests.iter().filter(|r| r.cut_by_navigation).count();
+    if cut > 0 {
+        out.notes.push(format!(
+            "{cut} requests were in flight when a frame navigated away (its document replaced, \
+             their end never told): listed with the status and Content-Length their response \
+             had, if it had come"
+        ));
+    }
     if load.dialogs > 0 {
         out.notes.push(format!(
             "JavaScript dialogs (alert, confirm, prompt, beforeunload) answered OK: {}",
@@ -162,6 +170,9 @@ fn unusable(r: &Request) -> Option<String> {
     }
     match r.status {
         Some(s) if !(200..300).contains(&s) => Some(format!("{s} {}", wire::head::reason(s))),
+        _ if r.cut_by_navigation && r.bytes.is_none() => {
+            Some("cut off when the page navigated away".into())
+        }
         _ if r.bytes.is_none() => Some("still loading at --page-timeout".into()),
         _ => None,
     }
@@ -193,6 +204,7 @@ mod tests {
             content_type: Some("text/plain".into()),
             bytes: Some(10),
             failed: None,
+            cut_by_navigation: false,
         }
     }
 

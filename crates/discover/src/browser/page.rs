@@ -58,6 +58,9 @@ pub struct Request {
     pub bytes: Option<u64>,
     /// Why it failed (`net::ERR_...`), if it did.
     pub failed: Option<String>,
+    /// Its document was replaced (the frame navigated) before it ended: its status and bytes
+    /// are what the network service saw (the `Content-Length`), if anything.
+    pub cut_by_navigation: bool,
 }
 
 /// What a page load recorded.

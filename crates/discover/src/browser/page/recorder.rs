@@ -20,6 +20,13 @@ struct Pending {
     headers: u64,
     counted: bool,
     done: bool,
+    /// The document (DevTools' loader) it was made for: when its frame commits another, its
+    /// events stop coming.
+    loader: String,
+    /// The status and `Content-Length` the network service saw (`responseReceivedExtraInfo`),
+    /// which come even when the document's own events do not.
+    said_status: Option<u16>,
+    said_length: Option<u64>,
 }
 
 /// The recorder of one tab's events.
@@ -93,6 +100,24 @@ impl Recorder {
                 self.dialogs += 1;
                 self.dialog = Some(p["defaultPrompt"].as_str().unwrap_or_default().to_owned());
             }
+            "Page.frameNavigated" if tab => self.navigated(&p["frame"]),
+            "Network.responseReceivedExtraInfo" => {
+                if let Some(r) = self.by_id.get_mut(id) {
+                    r.said_status = p["statusCode"].as_u64().and_then(|s| u16::try_from(s).ok());
+                    r.said_length = p["headers"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                        .and_then(|(_, v)| v.as_str()?.trim().parse().ok());
+                    // Told after its document was replaced: what the cut request lacked.
+                    let req = &mut self.load.requests[r.index];
+                    if req.cut_by_navigation && req.bytes.is_none() {
+                        req.status = req.status.or(r.said_status);
+                        req.bytes = r.said_length;
+                    }
+                }
+            }
             "Target.attachedToTarget" => self.attached(p),
             "Target.detachedFromTarget" => self.detached(p),
             "Network.requestWillBeSent" => self.will_be_sent(session, id, p),
@@ -159,6 +184,27 @@ impl Recorder {
         self.starting.push(session.to_owned());
     }
 
+    /// A frame committed a document: the requests its previous document had in flight get no
+    /// more events (the document, and its end and data events, are gone with it), though the
+    /// server may have answered them. Each is ended here, with the status and length the
+    /// network service saw, if it saw them.
+    fn navigated(&mut self, frame: &Value) {
+        let (Some(id), Some(loader)) = (frame["id"].as_str(), frame["loaderId"].as_str()) else {
+            return;
+        };
+        for r in self.by_id.values_mut() {
+            let req = &mut self.load.requests[r.index];
+            if r.done || req.frame != id || r.loader.is_empty() || r.loader == loader {
+                continue;
+            }
+            r.done = true;
+            self.in_flight -= usize::from(r.counted);
+            req.cut_by_navigation = true;
+            req.status = req.status.or(r.said_status);
+            req.bytes = r.said_length.or((r.body > 0).then_some(r.body));
+        }
+    }
+
     /// A worker ended: what it had in flight will not finish (nor be told to have failed).
     fn detached(&mut self, p: &Value) {
         let Some(session) = p["sessionId"].as_str() else {
@@ -215,6 +261,9 @@ impl Recorder {
                 headers: 0,
                 counted,
                 done: false,
+                loader: p["loaderId"].as_str().unwrap_or_default().to_owned(),
+                said_status: None,
+                said_length: None,
             },
         );
         self.in_flight += usize::from(counted);
@@ -228,6 +277,7 @@ impl Recorder {
             content_type: None,
             bytes: None,
             failed: None,
+            cut_by_navigation: false,
         });
     }
 }

@@ -1,8 +1,11 @@
-//! `--browser` and JavaScript dialogs: a page that calls `alert()`, `confirm()` or `prompt()`
-//! holds its parser (and its load event) until the dialog is answered; discover answers each
-//! (OK, the prompt's default text) so that the page loads, is listed with its files, and goes
-//! quiet well before the page timeout. Chromium as the other `--browser` tests start it
-//! (`find_chromium`: not skipped when it is missing, the test fails saying how to install it).
+//! `--browser` and pages that hold or leave: a page that calls `alert()`, `confirm()` or
+//! `prompt()` holds its parser (and its load event) until the dialog is answered; discover
+//! answers each (OK, the prompt's default text) so that the page loads, is listed with its
+//! files, and goes quiet well before the page timeout. A page that navigates away while a
+//! file's response is still coming keeps the file: the old document's events stop when the
+//! new one commits, and the request is ended there with what the network service saw.
+//! Chromium as the other `--browser` tests start it (`find_chromium`: not skipped when it is
+//! missing, the test fails saying how to install it).
 
 mod scripted;
 
@@ -19,12 +22,19 @@ const CONFIRM: &str = r#"<!doctype html><body><script>
 if (confirm('go on?')) document.write('<img src="/img/' + prompt('which?', 'yes') + '.png">');
 </script><img src="/img/c.png"></body>"#;
 
+/// Navigates off the origin (a port Chromium refuses at once: an error page commits) once a
+/// file's response head has come (the promise `fetch` keeps), while its body is still coming.
+const LEAVES: &str = r#"<!doctype html><body><script>
+fetch("/slow/c.png").then(() => { location.href = "http://127.0.0.1:1/x" })
+</script></body>"#;
+
 fn answer(path: &str) -> Option<Vec<u8>> {
     Some(match path {
         "/" => scripted::ok("text/html", START.as_bytes()),
         "/alert.html" => scripted::ok("text/html", ALERT.as_bytes()),
         "/confirm.html" => scripted::ok("text/html", CONFIRM.as_bytes()),
-        p if p.starts_with("/img/") => scripted::ok("image/png", b"PNG"),
+        "/leaves.html" => scripted::ok("text/html", LEAVES.as_bytes()),
+        p if p.starts_with("/img/") || p.starts_with("/slow/") => scripted::ok("image/png", b"PNG"),
         _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
     })
 }
@@ -72,4 +82,28 @@ fn pages_calling_dialogs_are_listed_with_their_files() {
             .any(|e| matches!(e, Entry::Skipped { reason, .. } if reason.contains("timeout")));
         assert!(!cut, "{}: {:?}", page.path, page.entries);
     }
+}
+
+#[test]
+fn a_page_that_navigates_away_keeps_the_file_its_server_answered() {
+    let addr = scripted::serve(answer);
+    let start = url::Url::parse(&format!("http://{addr}/leaves.html")).unwrap();
+    let mut opts = scripted::options(Duration::from_secs(10));
+    opts.depth = 0;
+    opts.browser = Some(BrowserOptions {
+        chromium: find_chromium().unwrap_or_else(|e| panic!("{e}")),
+        all_origins: false,
+        page_timeout: Duration::from_secs(60),
+        insecure: false,
+    });
+    let site = discover::crawl(&start, &opts).expect("crawl");
+    let page = &site.pages[0];
+    let file = page.files().find(|f| f.path == "/slow/c.png");
+    assert_eq!(file.map(|f| f.bytes), Some(3), "{:#?}", page.entries);
+    assert!(
+        page.notes.iter().any(|n| n.contains("navigated away"))
+            && page.notes.iter().all(|n| !n.contains("--page-timeout")),
+        "{:?}",
+        page.notes
+    );
 }
