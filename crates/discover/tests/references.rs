@@ -57,6 +57,60 @@ fn a_file_reached_by_a_redirect_and_named_directly_is_listed_and_fetched_once() 
     assert_eq!(HERO.load(Ordering::SeqCst), 1, "requests of /img/hero.png");
 }
 
+/// Requests of `/img/hero.png` in the direct-first site.
+static HERO_DIRECT_FIRST: AtomicU64 = AtomicU64::new(0);
+
+/// The file named directly first, then through the redirect: on the same page, and on a later
+/// page only.
+fn direct_first(path: &str) -> Option<Vec<u8>> {
+    Some(match path {
+        "/" => ok(
+            "text/html",
+            b"<!doctype html><img src=\"/img/hero.png\"><img src=\"/go\"><a href=\"/two.html\">2</a>",
+        ),
+        "/two.html" => ok("text/html", b"<!doctype html><img src=\"/go2\">"),
+        "/go" => redirect("/img/hero.png"),
+        "/go2" => redirect("/img/hero.png"),
+        "/img/hero.png" => {
+            HERO_DIRECT_FIRST.fetch_add(1, Ordering::SeqCst);
+            ok("image/png", b"PNG-hero")
+        }
+        _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+    })
+}
+
+#[test]
+fn a_file_named_directly_and_then_through_a_redirect_is_requested_once() {
+    let addr = serve(direct_first);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl");
+    let files = |path: &str| -> Vec<(String, Option<String>)> {
+        let page = site.pages.iter().find(|p| p.path == path).unwrap();
+        page.files()
+            .map(|f| (f.path.clone(), f.redirected_from.clone()))
+            .collect()
+    };
+    assert_eq!(
+        files("/"),
+        [
+            ("/".to_owned(), None),
+            ("/img/hero.png".to_owned(), Some("/go".to_owned()))
+        ]
+    );
+    assert_eq!(
+        files("/two.html"),
+        [
+            ("/two.html".to_owned(), None),
+            ("/img/hero.png".to_owned(), Some("/go2".to_owned()))
+        ]
+    );
+    assert_eq!(
+        HERO_DIRECT_FIRST.load(Ordering::SeqCst),
+        1,
+        "requests of /img/hero.png"
+    );
+}
+
 /// Pages in several encodings, each naming `café.png` (and a query with `é`).
 fn encodings(path: &str) -> Option<Vec<u8>> {
     Some(match path {
