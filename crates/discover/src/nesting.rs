@@ -43,7 +43,8 @@ pub fn parse_document(html: &str) -> (Html, u64) {
 }
 
 /// As [`parse_document`], but given each encoding a `<meta>` declares (html5ever's encoding
-/// indicator, its label as written) as the tree builder meets it: when `changes` says it
+/// indicator, its label as written) as the tree builder meets it, where Chromium still looks
+/// for one (in the head, or within the first [`CHARSET_SCAN`] characters): when `changes` says it
 /// changes the document's encoding, the parse stops there (`None`), to be started again in
 /// that encoding as a browser starts it again.
 pub fn parse_document_until(
@@ -69,7 +70,9 @@ pub fn parse_document_until(
             TokenizerResult::Done => break,
             TokenizerResult::Script(_) => {}
             TokenizerResult::EncodingIndicator(label) => {
-                if changes(&label) {
+                if counts(tokenizer.sink.builder.sink.body_opened.get(), &input, html)
+                    && changes(&label)
+                {
                     return None;
                 }
             }
@@ -79,6 +82,24 @@ pub fn parse_document_until(
     let capped = tokenizer.sink;
     let left_out = capped.left_out.get();
     Some((capped.builder.sink.finish(), left_out))
+}
+
+/// Characters within which Chromium honours a `<meta charset>` wherever it stands; past them,
+/// only in the head (its meta charset parser stops at the first element of the body there).
+pub const CHARSET_SCAN: usize = 1024;
+
+/// Whether a `<meta>` declaring an encoding, just read, is one Chromium acts on: before the
+/// body opens, or within the first [`CHARSET_SCAN`] characters of the document.
+fn counts(body_opened: bool, input: &BufferQueue, html: &str) -> bool {
+    if !body_opened {
+        return true;
+    }
+    // The tokenizer has read the document up to the end of the `<meta>` tag: what is left
+    // of it is the one chunk still queued.
+    let left = input.peek_front_chunk_mut().map_or(0, |c| c.len());
+    let read = html.len().saturating_sub(left);
+    html.get(..read)
+        .is_some_and(|read| read.chars().count() <= CHARSET_SCAN)
 }
 
 /// Elements with no end tag: never the current node for long.

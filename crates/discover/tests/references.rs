@@ -117,7 +117,8 @@ fn encodings(path: &str) -> Option<Vec<u8>> {
         "/" => ok(
             "text/html",
             b"<!doctype html><a href=\"/meta.html\">m</a><a href=\"/header.html\">h</a>\
-              <a href=\"/bom.html\">b</a><a href=\"/late.html\">l</a>",
+              <a href=\"/bom.html\">b</a><a href=\"/late.html\">l</a>\
+              <a href=\"/body-late.html\">bl</a><a href=\"/body-early.html\">be</a>",
         ),
         // Declared in a <meta>, and its stylesheet names no encoding: it is the page's.
         "/meta.html" => ok(
@@ -151,6 +152,21 @@ fn encodings(path: &str) -> Option<Vec<u8>> {
                  content=\"text/html; charset=iso-8859-1\"></head><img src=\"img/\u{e9}-late.png\">",
                 "t".repeat(2000)
             )),
+        ),
+        // A <meta charset> in the body past the first kilobyte: Chromium no longer looks.
+        "/body-late.html" => ok(
+            "text/html",
+            &latin1(&format!(
+                "<!doctype html><p>{}<meta charset=\"windows-1251\"><img src=\"img/caf\u{e9}-body.png\">",
+                "t".repeat(2000)
+            )),
+        ),
+        // One in the body within the first kilobyte: it counts (0xE9 is й in windows-1251).
+        "/body-early.html" => ok(
+            "text/html",
+            &latin1(
+                "<!doctype html><p>t<meta charset=\"windows-1251\"><img src=\"img/\u{e9}-early.png\">",
+            ),
         ),
         "/css/plain.css" => ok(
             "text/css",
@@ -202,6 +218,8 @@ fn pages_and_stylesheets_are_decoded_in_their_encoding() {
         ]
     );
     assert_eq!(files("/late.html"), ["/img/%C3%A9-late.png"]);
+    assert_eq!(files("/body-late.html"), ["/img/caf%C3%A9-body.png"]);
+    assert_eq!(files("/body-early.html"), ["/img/%D0%B9-early.png"]);
     let meta = site.pages.iter().find(|p| p.path == "/meta.html").unwrap();
     assert!(
         meta.notes
