@@ -3,14 +3,17 @@
 //! else its `Content-Type`'s `charset`, else the first `<meta charset>` (or `http-equiv`) the
 //! parser meets, which the tree builder reports (`html5ever`'s encoding indicator: the page is
 //! then parsed again in that encoding, as a browser's "change the encoding" does); with none of
-//! them, windows-1252, as Chromium reads an undeclared page (UTF-8 included: its detector
-//! never answers UTF-8 for a web page). For a stylesheet: its byte order mark, its
+//! them, what Chromium reads an undeclared page as: windows-1252 for a page of ASCII alone and
+//! for one whose bytes are UTF-8 (its detector never answers UTF-8 for a web page), else the
+//! legacy encoding its bytes look like (windows-1251, Shift_JIS...), guessed by `chardetng`
+//! (Firefox's detector) as Chromium guesses with its own. For a stylesheet: its byte order mark, its
 //! `Content-Type`'s `charset`, its `@charset`, else the encoding of the page that links it
 //! (CSS Syntax Level 3, "determine the fallback encoding").
 //!
 //! What follows for URLs: a reference's path is percent-encoded from UTF-8 whatever the page's
 //! encoding (the URL standard), its query in the page's ([`Charset::join`]).
 
+use chardetng::EncodingDetector;
 use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 use std::borrow::Cow;
 use url::Url;
@@ -21,9 +24,17 @@ pub struct Charset {
     /// The encoding the document was decoded from.
     pub encoding: &'static Encoding,
     /// What named it: "its byte order mark", "its Content-Type", "its <meta charset>",
-    /// "its @charset", "the page's", or "no declaration".
+    /// "its @charset", "the page's", or one of [`UNDECLARED`], [`UNDECLARED_UTF_8`],
+    /// [`GUESSED`].
     pub from: &'static str,
 }
+
+/// A page that declares nothing and is ASCII alone: windows-1252 reads it as UTF-8 would.
+pub const UNDECLARED: &str = "no declaration";
+/// A page that declares nothing and whose bytes are UTF-8: read as windows-1252 all the same.
+pub const UNDECLARED_UTF_8: &str = "no declaration, its bytes UTF-8";
+/// A page that declares nothing and whose bytes are not UTF-8: the encoding they look like.
+pub const GUESSED: &str = "no declaration, guessed from its bytes";
 
 impl Default for Charset {
     fn default() -> Charset {
@@ -51,18 +62,26 @@ impl Charset {
             .ok()
     }
 
-    /// A note for the page when its encoding changes what a workload's paths hold (a query
-    /// is encoded in it); `None` for UTF-8.
-    pub fn note(&self) -> Option<String> {
-        (self.encoding != UTF_8).then(|| {
-            format!(
-                "decoded as {} ({}): its references' paths percent-encoded from UTF-8, their \
-                 queries from {}, as a browser does",
-                self.encoding.name(),
-                self.from,
-                self.encoding.name()
-            )
-        })
+    /// A note for the page when its encoding changes what a workload's paths hold; `None`
+    /// for UTF-8 and for an undeclared page of ASCII alone. `non_ascii`: how many of its
+    /// references hold characters other than ASCII (each resolved from this reading).
+    pub fn note(&self, non_ascii: u64) -> Option<String> {
+        if self.encoding == UTF_8 || self.from == UNDECLARED {
+            return None;
+        }
+        let name = self.encoding.name();
+        if self.from == UNDECLARED_UTF_8 {
+            return Some(format!(
+                "declares no encoding and looks like UTF-8: read as {name}, as Chromium reads \
+                 it; {non_ascii} of its references hold non-ASCII characters and so name other \
+                 URLs than in UTF-8 (declared charset=utf-8, they would be as written)"
+            ));
+        }
+        Some(format!(
+            "decoded as {name} ({}): its references' paths percent-encoded from UTF-8, their \
+             queries from {name}, as a browser does",
+            self.from
+        ))
     }
 }
 
@@ -92,10 +111,18 @@ pub fn html_start(body: &[u8], content_type_charset: Option<&str>) -> (Charset, 
         let from = "its Content-Type";
         return (Charset { encoding, from }, true);
     }
-    // Chromium's default for an undeclared page (its detector never answers UTF-8 for a web
-    // page); an ASCII page reads and resolves the same in either, and stays UTF-8 unnoted.
-    let encoding = if body.is_ascii() { UTF_8 } else { WINDOWS_1252 };
-    let from = "no declaration";
+    // What Chromium reads an undeclared page as: its detector never answers UTF-8 for a web
+    // page, and has nothing to go on in ASCII (whose queries' character references are then
+    // encoded in windows-1252 too).
+    let (encoding, from) = if body.is_ascii() {
+        (WINDOWS_1252, UNDECLARED)
+    } else if std::str::from_utf8(body).is_ok() {
+        (WINDOWS_1252, UNDECLARED_UTF_8)
+    } else {
+        let mut detector = EncodingDetector::new();
+        detector.feed(body, true);
+        (detector.guess(None, false), GUESSED)
+    };
     (Charset { encoding, from }, false)
 }
 
@@ -154,8 +181,10 @@ mod tests {
         assert_eq!(decode(b"caf\xe9", &c), "café");
         // Undeclared UTF-8 is read as Chromium reads it.
         let (c, certain) = html_start("café".as_bytes(), None);
-        assert_eq!((c.encoding, certain), (WINDOWS_1252, false));
-        assert_eq!(html_start(b"cafe", None).0, Charset::default());
+        assert_eq!((c.encoding, c.from), (WINDOWS_1252, UNDECLARED_UTF_8));
+        assert!(!certain);
+        let ascii = html_start(b"cafe", None).0;
+        assert_eq!((ascii.encoding, ascii.note(0)), (WINDOWS_1252, None));
         let (c, certain) = html_start(b"caf\xe9", Some("no-such-thing"));
         assert_eq!((c.encoding, certain), (WINDOWS_1252, false));
     }

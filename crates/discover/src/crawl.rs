@@ -365,7 +365,11 @@ impl Crawl<'_> {
             styles: Styles::new(),
             charset: doc.charset,
         };
-        let mut notes: Vec<String> = doc.charset.note().into_iter().collect();
+        let mut notes: Vec<String> = doc
+            .charset
+            .note(doc.non_ascii_references)
+            .into_iter()
+            .collect();
         if doc.left_out > 0 {
             self.note(format!(
                 "elements nested deeper than {MAX_NESTING} (a browser's limit) were closed at \

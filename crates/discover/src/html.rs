@@ -81,6 +81,9 @@ pub struct Document {
     pub forms: Forms,
     /// The encoding it was decoded from, and what named it.
     pub charset: Charset,
+    /// Its references (attributes naming URLs) that hold characters other than ASCII: those
+    /// its encoding changes.
+    pub non_ascii_references: u64,
 }
 
 /// What the browser's image candidate selection is given: the viewport width in CSS pixels,
@@ -212,6 +215,7 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, env: &Env, doc
     }
     let attr = |name: &str| v.attr(name).map(str::trim).filter(|s| !s.is_empty());
     let mut push = |value: Option<&str>, kind: Kind| {
+        doc.non_ascii_references += u64::from(value.is_some_and(|s| !s.is_ascii()));
         if let Some(url) = value.and_then(|s| charset.join(base, s)) {
             doc.found.push(Found::Url { url, kind });
         }
@@ -273,7 +277,9 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, env: &Env, doc
             applies: media_holds,
         }),
         "a" | "area" => {
-            if let Some(url) = attr("href").and_then(|h| charset.join(base, h)) {
+            let href = attr("href");
+            doc.non_ascii_references += u64::from(href.is_some_and(|s| !s.is_ascii()));
+            if let Some(url) = href.and_then(|h| charset.join(base, h)) {
                 doc.links.push(url);
             }
         }

@@ -230,6 +230,100 @@ fn pages_and_stylesheets_are_decoded_in_their_encoding() {
     );
 }
 
+/// `s` in `encoding` (every character of it encodable).
+fn encoded(s: &str, encoding: &'static encoding_rs::Encoding) -> Vec<u8> {
+    let (bytes, _, unmappable) = encoding.encode(s);
+    assert!(!unmappable, "{s} in {}", encoding.name());
+    bytes.into_owned()
+}
+
+/// Pages that declare no encoding: in two legacy encodings, in UTF-8, in ASCII alone.
+fn undeclared(path: &str) -> Option<Vec<u8>> {
+    Some(match path {
+        "/" => ok(
+            "text/html",
+            b"<!doctype html><a href=\"/1251.html\">r</a><a href=\"/sjis.html\">j</a>\
+              <a href=\"/utf8.html\">u</a><a href=\"/ascii.html\">a</a>",
+        ),
+        "/1251.html" => ok(
+            "text/html",
+            &encoded(
+                "<!doctype html><title>\u{413}\u{43b}\u{430}\u{432}\u{43d}\u{430}\u{44f}</title>\
+                 <p>\u{42d}\u{442}\u{43e} \u{441}\u{442}\u{440}\u{430}\u{43d}\u{438}\u{446}\u{430} \
+                 \u{43d}\u{430} \u{440}\u{443}\u{441}\u{441}\u{43a}\u{43e}\u{43c} \
+                 \u{44f}\u{437}\u{44b}\u{43a}\u{435}, \u{43f}\u{440}\u{438}\u{432}\u{435}\u{442} \
+                 \u{432}\u{441}\u{435}\u{43c}.</p><img src=\"img/\u{444}\u{43e}\u{442}\u{43e}.png?q=\u{444}\">",
+                encoding_rs::WINDOWS_1251,
+            ),
+        ),
+        "/sjis.html" => ok(
+            "text/html",
+            &encoded(
+                "<!doctype html><title>\u{65e5}\u{672c}\u{8a9e}</title><p>\u{3053}\u{308c}\u{306f}\
+                 \u{65e5}\u{672c}\u{8a9e}\u{306e}\u{30da}\u{30fc}\u{30b8}\u{3067}\u{3059}\u{3002}\
+                 \u{4eca}\u{65e5}\u{306f}\u{3044}\u{3044}\u{5929}\u{6c17}\u{3067}\u{3059}\u{306d}\u{3002}\
+                 </p><img src=\"img/\u{5199}\u{771f}.png\">",
+                encoding_rs::SHIFT_JIS,
+            ),
+        ),
+        "/utf8.html" => ok(
+            "text/html",
+            "<!doctype html><p>Caf\u{e9} cr\u{e8}me</p><img src=\"img/caf\u{e9}.png\"><img src=\"img/plain.png\">"
+                .as_bytes(),
+        ),
+        "/ascii.html" => ok(
+            "text/html",
+            b"<!doctype html><img src=\"img/q.png?q=&eacute;\">",
+        ),
+        _ => ok("image/png", b"PNG"),
+    })
+}
+
+#[test]
+fn undeclared_pages_are_read_as_chromium_reads_them() {
+    let addr = serve(undeclared);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl");
+    let page = |path: &str| {
+        site.pages
+            .iter()
+            .find(|p| p.path == path)
+            .unwrap_or_else(|| panic!("{path}: {site:#?}"))
+    };
+    let files = |path: &str| -> Vec<String> {
+        page(path).files().skip(1).map(|f| f.path.clone()).collect()
+    };
+    // Legacy encodings guessed from the bytes, as Chromium's detector guesses them.
+    assert_eq!(
+        files("/1251.html"),
+        ["/img/%D1%84%D0%BE%D1%82%D0%BE.png?q=%F4"]
+    );
+    assert_eq!(files("/sjis.html"), ["/img/%E5%86%99%E7%9C%9F.png"]);
+    // UTF-8 is read as windows-1252, as Chromium reads it, and the note says so.
+    assert_eq!(
+        files("/utf8.html"),
+        ["/img/caf%C3%83%C2%A9.png", "/img/plain.png"]
+    );
+    let notes = &page("/utf8.html").notes;
+    assert!(
+        notes.iter().any(|n| n
+            .starts_with("declares no encoding and looks like UTF-8: read as windows-1252")
+            && n.contains("; 1 of its references hold non-ASCII")),
+        "{notes:?}"
+    );
+    // ASCII alone: windows-1252 too, so a character reference in a query is encoded in it;
+    // no note.
+    assert_eq!(files("/ascii.html"), ["/img/q.png?q=%E9"]);
+    assert!(
+        !page("/ascii.html")
+            .notes
+            .iter()
+            .any(|n| n.contains("coding")),
+        "{:?}",
+        page("/ascii.html").notes
+    );
+}
+
 fn presentational(path: &str) -> Option<Vec<u8>> {
     Some(match path {
         "/" => ok(
