@@ -1,8 +1,8 @@
 //! `image-set()` (and `-webkit-image-set()`): of its options, the one image a browser fetches.
 //! An option is an image (`url()`, `src()`, or a string, which names a URL here) with a
 //! resolution (`2x`, `2dppx`, `192dpi`, `75.6dpcm`; none is `1x`) and perhaps a `type()`;
-//! one whose type the browser cannot decode, or that is no URL (a gradient), is passed over.
-//! Chromium takes the option of the lowest resolution at or above the screen's device pixel
+//! one whose type the browser cannot decode is passed over; one that is an image without a URL
+//! (a gradient) takes part in the choice, and when chosen nothing is fetched. Chromium takes the option of the lowest resolution at or above the screen's device pixel
 //! ratio (1 for flint, as `srcset` is picked at `--viewport` with ratio 1), else the highest.
 
 use crate::srcset::decodable;
@@ -10,7 +10,7 @@ use cssparser::{Delimiter, ParseError, Parser, Token};
 
 /// The URL a browser fetches for the `image-set()` whose arguments `p` holds, if any.
 pub fn pick(p: &mut Parser<'_>) -> Option<String> {
-    let mut options: Vec<(f64, String)> = Vec::new();
+    let mut options: Vec<(f64, Option<String>)> = Vec::new();
     loop {
         let option = p.parse_until_before(Delimiter::Comma, |p| Ok::<_, ParseError<()>>(option(p)));
         if let Ok(Some(o)) = option {
@@ -26,12 +26,14 @@ pub fn pick(p: &mut Parser<'_>) -> Option<String> {
         .iter()
         .position(|(x, _)| *x >= 1.0)
         .or_else(|| options.len().checked_sub(1))?;
-    Some(options.swap_remove(i).1)
+    options.swap_remove(i).1
 }
 
-/// One option: its resolution (dppx) and URL; `None` when it names no URL a browser would use.
-fn option(p: &mut Parser<'_>) -> Option<(f64, String)> {
+/// One option: its resolution (dppx) and URL (none for a generated image, a gradient); `None`
+/// when it is no option a browser would choose.
+fn option(p: &mut Parser<'_>) -> Option<(f64, Option<String>)> {
     let mut url = None;
+    let mut generated = false;
     let mut resolution = 1.0;
     let mut usable = true;
     while let Ok(token) = p.next() {
@@ -67,12 +69,34 @@ fn option(p: &mut Parser<'_>) -> Option<(f64, String)> {
                     _ => return None,
                 };
             }
-            // Anything else (a gradient, an image-set within): not a URL fetched here.
+            // An image made, not fetched: chosen as any other option.
+            Token::Function(name) if url.is_none() && !generated && generates(&name) => {
+                generated = true;
+                let _ = p.parse_nested_block(|p| {
+                    while p.next().is_ok() {}
+                    Ok::<_, ParseError<()>>(())
+                });
+            }
+            // Anything else (an image-set within, junk): no option.
             _ => return None,
         }
     }
-    let url = url.filter(|_| usable && resolution > 0.0)?;
+    if !usable || resolution <= 0.0 || (url.is_none() && !generated) {
+        return None;
+    }
     Some((resolution, url))
+}
+
+/// Whether a function of this name makes an image from no URL (CSS Images' gradients and their
+/// prefixed forms).
+fn generates(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let name = name.strip_prefix("-webkit-").unwrap_or(&name);
+    let name = name.strip_prefix("repeating-").unwrap_or(name);
+    matches!(
+        name,
+        "linear-gradient" | "radial-gradient" | "conic-gradient"
+    )
 }
 
 #[cfg(test)]
@@ -109,7 +133,10 @@ mod tests {
     fn options_a_browser_cannot_use_are_passed_over() {
         let typed = r#""a.jxl" type("image/jxl") 1x, "a.png" type("image/png") 1x"#;
         assert_eq!(picked(typed).as_deref(), Some("a.png"));
+        // A gradient is an option like any other: chosen at 1x, nothing is fetched.
         let gradient = r#"linear-gradient(red, blue) 1x, "g.png" 2x"#;
+        assert_eq!(picked(gradient), None);
+        let gradient = r#"repeating-radial-gradient(red, blue) 2x, "g.png" 1x"#;
         assert_eq!(picked(gradient).as_deref(), Some("g.png"));
         assert_eq!(picked("junk 1x"), None);
         assert_eq!(picked(""), None);
