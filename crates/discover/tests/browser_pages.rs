@@ -23,7 +23,8 @@ if (confirm('go on?')) document.write('<img src="/img/' + prompt('which?', 'yes'
 </script><img src="/img/c.png"></body>"#;
 
 /// Navigates off the origin (a port Chromium refuses at once: an error page commits) once a
-/// file's response head has come (the promise `fetch` keeps), while its body is still coming.
+/// file's response head has come (the promise `fetch` keeps); its body never comes (the server
+/// holds the connection until Chromium closes it), so the cut is certain.
 const LEAVES: &str = r#"<!doctype html><body><script>
 fetch("/slow/c.png").then(() => { location.href = "http://127.0.0.1:1/x" })
 </script></body>"#;
