@@ -53,11 +53,15 @@ pub fn entries(
     };
     let mut seen = HashSet::new();
     let (mut other_origin, mut beyond) = (0u64, 0u64);
-    for r in &load.requests {
-        let Ok(mut url) = Url::parse(&r.url) else {
+    let url_of = |r: &Request| {
+        let mut url = Url::parse(&r.url).ok()?;
+        url.set_fragment(None);
+        Some(url)
+    };
+    for (i, r) in load.requests.iter().enumerate() {
+        let Some(url) = url_of(r) else {
             continue;
         };
-        url.set_fragment(None);
         let subframe = r.frame != load.main_frame;
         let frame_document = subframe && r.resource_type == "Document";
         if subframe && !frame_document {
@@ -66,6 +70,19 @@ pub fn entries(
         if !seen.insert(url.to_string()) {
             continue; // one request per file and page
         }
+        // One that gave no file (cut off, failed) gives way to a later load of the same file
+        // that did, listed where the file was first asked for.
+        let r = match unusable(r) {
+            Some(_) if !std::ptr::eq(r, doc) && !frame_document => load.requests[i + 1..]
+                .iter()
+                .find(|later| {
+                    later.frame == load.main_frame
+                        && unusable(later).is_none()
+                        && url_of(later).as_ref() == Some(&url)
+                })
+                .unwrap_or(r),
+            _ => r,
+        };
         let elsewhere = url.origin() != origin;
         if elsewhere && !frame_document && !all_origins {
             other_origin += 1;
@@ -151,7 +168,7 @@ pub fn entries(
         out.notes.push(format!(
             "{cut} requests were in flight when a frame navigated away (its document replaced, \
              their end never told): listed with the status and Content-Length their response \
-             had, if it had come"
+             had, if it had come; else comments"
         ));
     }
     if load.dialogs > 0 {
@@ -270,6 +287,39 @@ mod tests {
             cut.notes[1],
             "3 more requests beyond --max-files 1: not listed"
         );
+    }
+
+    /// A file cut off when a frame navigated, then loaded in full (the new document asks for
+    /// it again): the full load is the file, where the file was first asked for.
+    #[test]
+    fn a_completed_load_replaces_a_cut_one_of_the_same_file() {
+        let mut cut = req("http://h/a.png", "M", "Image");
+        cut.cut_by_navigation = true;
+        cut.bytes = None;
+        let mut full = req("http://h/a.png", "M", "Image");
+        full.bytes = Some(42);
+        let load = Load {
+            requests: vec![
+                req("http://h/p.html", "M", "Document"),
+                cut,
+                req("http://h/b.png", "M", "Image"),
+                full,
+            ],
+            main_frame: "M".into(),
+            timed_out: false,
+            dialogs: 0,
+        };
+        let page = Url::parse("http://h/p.html").unwrap();
+        let rec = entries(&load, &page, false, 100).unwrap();
+        let files: Vec<(&str, u64)> = rec
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::File(f) => Some((f.path.as_str(), f.bytes)),
+                Entry::Skipped { .. } => None,
+            })
+            .collect();
+        assert_eq!(files, [("/p.html", 10), ("/a.png", 42), ("/b.png", 10)]);
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub(super) struct Recorder {
     pub(super) starting: Vec<String>,
     pub(super) load: Load,
     by_id: HashMap<String, Pending>,
+    /// Each frame's parent (`Page.frameAttached`): a frame whose document is replaced takes
+    /// its child frames with it.
+    parents: HashMap<String, String>,
     pub(super) in_flight: usize,
     pub(super) loaded: bool,
     /// The tab's renderer crashed.
@@ -60,6 +63,7 @@ impl Recorder {
             starting: Vec::new(),
             load: Load::default(),
             by_id: HashMap::new(),
+            parents: HashMap::new(),
             in_flight: 0,
             loaded: false,
             crashed: false,
@@ -100,21 +104,41 @@ impl Recorder {
                 self.dialogs += 1;
                 self.dialog = Some(p["defaultPrompt"].as_str().unwrap_or_default().to_owned());
             }
+            "Page.frameAttached" if tab => {
+                if let (Some(f), Some(parent)) =
+                    (p["frameId"].as_str(), p["parentFrameId"].as_str())
+                {
+                    self.parents.insert(f.to_owned(), parent.to_owned());
+                }
+            }
             "Page.frameNavigated" if tab => self.navigated(&p["frame"]),
             "Network.responseReceivedExtraInfo" => {
                 if let Some(r) = self.by_id.get_mut(id) {
                     r.said_status = p["statusCode"].as_u64().and_then(|s| u16::try_from(s).ok());
-                    r.said_length = p["headers"]
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-                        .and_then(|(_, v)| v.as_str()?.trim().parse().ok());
+                    let header = |name: &str| {
+                        p["headers"]
+                            .as_object()
+                            .into_iter()
+                            .flatten()
+                            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                            .and_then(|(_, v)| v.as_str())
+                            .map(str::trim)
+                    };
+                    // A compressed body's length is not the size bench reads (it sends no
+                    // Accept-Encoding): no size is known then.
+                    let encoded = header("content-encoding")
+                        .is_some_and(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"));
+                    r.said_length = header("content-length")
+                        .and_then(|v| v.parse().ok())
+                        .filter(|_| !encoded);
                     // Told after its document was replaced: what the cut request lacked.
                     let req = &mut self.load.requests[r.index];
                     if req.cut_by_navigation && req.bytes.is_none() {
                         req.status = req.status.or(r.said_status);
                         req.bytes = r.said_length;
+                        if req.bytes.is_some() {
+                            req.failed = None;
+                        }
                     }
                 }
             }
@@ -184,24 +208,36 @@ impl Recorder {
         self.starting.push(session.to_owned());
     }
 
-    /// A frame committed a document: the requests its previous document had in flight get no
-    /// more events (the document, and its end and data events, are gone with it), though the
-    /// server may have answered them. Each is ended here, with the status and length the
-    /// network service saw, if it saw them.
+    /// A frame committed a document: the requests its previous document had in flight, and
+    /// those of the frames within that document, get no more events (the documents, and their
+    /// end and data events, are gone with it), though the server may have answered them. Each
+    /// is ended here, with the status and `Content-Length` the network service saw, if it saw
+    /// them; a body that had begun to come with no length to tell its size is no file.
     fn navigated(&mut self, frame: &Value) {
         let (Some(id), Some(loader)) = (frame["id"].as_str(), frame["loaderId"].as_str()) else {
             return;
         };
+        if let Some(parent) = frame["parentId"].as_str() {
+            self.parents.insert(id.to_owned(), parent.to_owned());
+        }
         for r in self.by_id.values_mut() {
             let req = &mut self.load.requests[r.index];
-            if r.done || req.frame != id || r.loader.is_empty() || r.loader == loader {
+            let replaced = req.frame == id && !r.loader.is_empty() && r.loader != loader;
+            if r.done || !(replaced || within(&self.parents, &req.frame, id)) {
                 continue;
             }
             r.done = true;
             self.in_flight -= usize::from(r.counted);
             req.cut_by_navigation = true;
             req.status = req.status.or(r.said_status);
-            req.bytes = r.said_length.or((r.body > 0).then_some(r.body));
+            req.bytes = r.said_length;
+            if req.bytes.is_none() && r.body > 0 {
+                req.failed = Some(format!(
+                    "cut off when the page navigated away, {} bytes of its body come and no \
+                     Content-Length to tell its size",
+                    r.body
+                ));
+            }
         }
     }
 
@@ -280,6 +316,20 @@ impl Recorder {
             cut_by_navigation: false,
         });
     }
+}
+
+/// Whether `frame` lies within `ancestor` (its child, or a child's child...).
+fn within(parents: &HashMap<String, String>, frame: &str, ancestor: &str) -> bool {
+    let mut f = frame;
+    // Bounded: a malformed chain of parents cannot loop.
+    for _ in 0..=parents.len() {
+        match parents.get(f) {
+            Some(parent) if parent == ancestor => return true,
+            Some(parent) => f = parent,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// What started a request: a prefetch (by its resource type or its `Purpose` header, whoever
@@ -452,6 +502,82 @@ mod tests {
                     None,
                     Some("its worker ended first")
                 ),
+            ]
+        );
+    }
+
+    /// The main frame commits another document while its old one and a frame within it have
+    /// requests in flight: all end there; a body with no length to tell its size is no file.
+    #[test]
+    fn a_navigation_cuts_the_replaced_document_s_frames_too() {
+        let mut rec = Recorder::new("tab");
+        rec.load.main_frame = "M".into();
+        let msg = |method: &str, params: Value| {
+            Message(json!({"sessionId": "tab", "method": method, "params": params}))
+        };
+        let sent = |id: &str, frame: &str| {
+            msg(
+                "Network.requestWillBeSent",
+                json!({"requestId": id, "type": "Image", "frameId": frame, "loaderId": "L1",
+                       "initiator": {"type": "parser"}, "request": {"url": format!("http://t/{id}")}}),
+            )
+        };
+        let said = |id: &str, headers: Value| {
+            msg(
+                "Network.responseReceivedExtraInfo",
+                json!({"requestId": id, "statusCode": 200, "headers": headers}),
+            )
+        };
+        rec.event(&msg(
+            "Page.frameAttached",
+            json!({"frameId": "C", "parentFrameId": "M"}),
+        ));
+        rec.event(&msg(
+            "Page.frameAttached",
+            json!({"frameId": "G", "parentFrameId": "C"}),
+        ));
+        rec.event(&sent("sized", "M"));
+        rec.event(&said("sized", json!({"Content-Length": "3"})));
+        rec.event(&sent("partial", "M"));
+        rec.event(&said("partial", json!({})));
+        rec.event(&msg(
+            "Network.dataReceived",
+            json!({"requestId": "partial", "dataLength": 5}),
+        ));
+        rec.event(&sent("gzipped", "M"));
+        rec.event(&said(
+            "gzipped",
+            json!({"Content-Length": "9", "Content-Encoding": "gzip"}),
+        ));
+        rec.event(&sent("child", "C"));
+        rec.event(&sent("grandchild", "G"));
+        assert_eq!(rec.in_flight, 5);
+        rec.event(&msg(
+            "Page.frameNavigated",
+            json!({"frame": {"id": "M", "loaderId": "L2"}}),
+        ));
+        assert_eq!(rec.in_flight, 0, "nothing of the old document waited on");
+        let got: Vec<(&str, bool, Option<u64>, bool)> = rec
+            .load
+            .requests
+            .iter()
+            .map(|r| {
+                (
+                    r.url.as_str(),
+                    r.cut_by_navigation,
+                    r.bytes,
+                    r.failed.is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("http://t/sized", true, Some(3), false),
+                ("http://t/partial", true, None, true),
+                ("http://t/gzipped", true, None, false),
+                ("http://t/child", true, None, false),
+                ("http://t/grandchild", true, None, false),
             ]
         );
     }
