@@ -43,6 +43,8 @@ pub(super) struct Recorder {
     /// Each frame's parent (`Page.frameAttached`): a frame whose document is replaced takes
     /// its child frames with it.
     parents: HashMap<String, String>,
+    /// The document (loader) each frame last committed.
+    committed: HashMap<String, String>,
     pub(super) in_flight: usize,
     pub(super) loaded: bool,
     /// The tab's renderer crashed.
@@ -64,6 +66,7 @@ impl Recorder {
             load: Load::default(),
             by_id: HashMap::new(),
             parents: HashMap::new(),
+            committed: HashMap::new(),
             in_flight: 0,
             loaded: false,
             crashed: false,
@@ -220,10 +223,14 @@ impl Recorder {
         if let Some(parent) = frame["parentId"].as_str() {
             self.parents.insert(id.to_owned(), parent.to_owned());
         }
+        // The frames within are those of a document this one replaces: none at a frame's
+        // first commit, nor when the same document is told again.
+        let previous = self.committed.insert(id.to_owned(), loader.to_owned());
+        let replaces = previous.is_some_and(|p| p != loader);
         for r in self.by_id.values_mut() {
             let req = &mut self.load.requests[r.index];
             let replaced = req.frame == id && !r.loader.is_empty() && r.loader != loader;
-            if r.done || !(replaced || within(&self.parents, &req.frame, id)) {
+            if r.done || !(replaced || (replaces && within(&self.parents, &req.frame, id))) {
                 continue;
             }
             r.done = true;
@@ -536,6 +543,10 @@ mod tests {
             "Page.frameAttached",
             json!({"frameId": "G", "parentFrameId": "C"}),
         ));
+        rec.event(&msg(
+            "Page.frameNavigated",
+            json!({"frame": {"id": "M", "loaderId": "L1"}}),
+        ));
         rec.event(&sent("sized", "M"));
         rec.event(&said("sized", json!({"Content-Length": "3"})));
         rec.event(&sent("partial", "M"));
@@ -551,6 +562,12 @@ mod tests {
         ));
         rec.event(&sent("child", "C"));
         rec.event(&sent("grandchild", "G"));
+        assert_eq!(rec.in_flight, 5);
+        // The same document told again replaces nothing.
+        rec.event(&msg(
+            "Page.frameNavigated",
+            json!({"frame": {"id": "M", "loaderId": "L1"}}),
+        ));
         assert_eq!(rec.in_flight, 5);
         rec.event(&msg(
             "Page.frameNavigated",
