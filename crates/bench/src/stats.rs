@@ -296,8 +296,10 @@ impl Stats {
         self.unfinished += o.unfinished;
         self.unsent_at_end += o.unsent_at_end;
         self.unfinished_wait.merge(&o.unfinished_wait);
-        self.pages_scheduled += o.pages_scheduled;
-        self.pages_not_sent += o.pages_not_sent;
+        // Saturating: a schedule is bounded at start (runner/plan.rs), but a count that could
+        // not be held must never wrap into a small one.
+        self.pages_scheduled = self.pages_scheduled.saturating_add(o.pages_scheduled);
+        self.pages_not_sent = self.pages_not_sent.saturating_add(o.pages_not_sent);
         self.errors.merge(&o.errors);
         self.statuses.merge(&o.statuses);
         self.requests += o.requests;

@@ -82,6 +82,23 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     }
 }
 
+/// The file `path` names, for telling whether two paths are one file: its canonical path, or
+/// for a file not yet there its directory's canonical path and its name (`./out.json`,
+/// `out.json` and a link to its directory are one file).
+pub fn canonical(path: &Path) -> std::path::PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (dir.canonicalize(), path.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +113,17 @@ mod tests {
         );
         assert_eq!(Stream::for_reports([None, None]), Stream::Stdout);
         assert!(!is_stdout(Path::new("./-")));
+    }
+
+    #[test]
+    fn one_file_written_two_ways_is_one_canonical_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let there = dir.path().join("out.json");
+        let through = dir.path().join(".").join("out.json");
+        // Not yet there, and there.
+        assert_eq!(canonical(&there), canonical(&through));
+        std::fs::write(&there, b"{}").unwrap();
+        assert_eq!(canonical(&there), canonical(&through));
+        assert_ne!(canonical(&there), canonical(&dir.path().join("out.csv")));
     }
 }

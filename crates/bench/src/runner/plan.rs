@@ -95,9 +95,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
         _ => {}
     }
     if let Some(r) = config.rate {
-        if !(r.is_finite() && r > 0.0) {
-            return bad("the rate must be a positive number of pages per second");
-        }
+        check_rate(config, r)?;
     }
     let wrong = |m: String| Err(BenchError::Workload(m));
     if workload.pages.is_empty() {
@@ -123,8 +121,54 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
             ));
         }
     }
-    if workload.pages.iter().map(|p| p.weight).sum::<f64>() <= 0.0 {
+    let total: f64 = workload.pages.iter().map(|p| p.weight).sum();
+    if !total.is_finite() {
+        return wrong("the pages' weights add up to more than a number holds".into());
+    }
+    if total <= 0.0 {
         return wrong("every page has weight 0".into());
+    }
+    Ok(())
+}
+
+/// The most pages a second one Webchild is given: the schedule counts in whole microseconds,
+/// and no client sends a page a microsecond on one connection.
+pub const MAX_RATE_PER_WEBCHILD: f64 = 1e6;
+
+/// The most pages a schedule may hold: what an `f64` (the schedule's arithmetic) counts exactly,
+/// far below where a `u64` count would wrap.
+pub const MAX_SCHEDULED_PAGES: f64 = (1u64 << 53) as f64;
+
+/// A rate the schedule can hold: positive, at most [`MAX_RATE_PER_WEBCHILD`] a Webchild, and
+/// its pages over the warm-up and the window countable ([`MAX_SCHEDULED_PAGES`]).
+fn check_rate(config: &BenchConfig, r: f64) -> Result<(), BenchError> {
+    let bad = |m: String| Err(BenchError::Config(m));
+    if !(r.is_finite() && r > 0.0) {
+        return bad("the rate must be a positive number of pages per second".into());
+    }
+    let c = config.concurrency as f64;
+    // 1e20 as written, not as 21 digits.
+    let shown = match r < 1e9 {
+        true => format!("{r}"),
+        false => format!("{r:e}"),
+    };
+    if r > MAX_RATE_PER_WEBCHILD * c {
+        return bad(format!(
+            "the rate {shown} pages/s is more than {} Webchildren (-c) can be given: at most \
+             1000000 pages/s a Webchild (one a microsecond, the schedule's unit)",
+            config.concurrency
+        ));
+    }
+    let window_s = config.warmup.as_secs_f64()
+        + match config.stop {
+            Stop::Duration(d) => d.as_secs_f64(),
+            Stop::Pages(_) => 0.0,
+        };
+    if r * window_s > MAX_SCHEDULED_PAGES {
+        return bad(format!(
+            "the rate {shown} pages/s over {window_s} s schedules more than 2^53 pages, more than \
+             can be counted"
+        ));
     }
     Ok(())
 }
@@ -413,5 +457,39 @@ mod tests {
         c.h3_early_data = false;
         c.tls.resume = false;
         assert!(check_early_data(&c).is_ok(), "off: nothing to check");
+    }
+
+    #[test]
+    fn a_rate_the_schedule_cannot_hold_is_refused_and_one_it_can_is_taken() {
+        use std::time::Duration;
+        let addr = "127.0.0.1:80".parse().unwrap();
+        let one_file = Workload::from_paths(&["/a".to_string()]).unwrap();
+        let paced = |rate: f64, c: usize, stop: Stop| BenchConfig {
+            rate: Some(rate),
+            concurrency: c,
+            stop,
+            ..BenchConfig::new(crate::Target::http(addr))
+        };
+        let said = |config: &BenchConfig| match check(config, &one_file, &Slice::whole(config)) {
+            Err(BenchError::Config(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        let second = Stop::Duration(Duration::from_secs(1));
+        // The tester's line: a count past 2^64 wrapped.
+        let m = said(&paced(1e20, 4, second));
+        assert!(m.contains("more than 4 Webchildren (-c) can be given"), "{m}");
+        assert!(said(&paced(4e6 + 1.0, 4, second)).contains("1000000 pages/s a Webchild"));
+        let taken = paced(4e6, 4, second);
+        assert!(check(&taken, &one_file, &Slice::whole(&taken)).is_ok());
+        // Within the rate a Webchild may be given, but not countable over its window.
+        let long = Stop::Duration(Duration::from_secs(1_000_000_000));
+        let m = said(&paced(1e7, 1_000, long));
+        assert!(m.contains("schedules more than 2^53 pages"), "{m}");
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(said(&paced(bad, 1, second)).contains("positive number"));
+        }
+        // A page count bounds the schedule itself.
+        let counted = paced(4e6, 4, Stop::Pages(u64::MAX));
+        assert!(check(&counted, &one_file, &Slice::whole(&counted)).is_ok());
     }
 }

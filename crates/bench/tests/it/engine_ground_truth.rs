@@ -105,6 +105,37 @@ fn a_rate_the_webchildren_cannot_carry_is_reported_with_the_webchildren_it_needs
 }
 
 #[test]
+fn a_page_count_at_a_rate_the_webchildren_cannot_carry_is_judged_as_a_timed_run_is() {
+    // Two Webchildren and 20 ms pages carry at most 100 pages/s; 500 are asked for, 40 pages.
+    // Every page is sent in the end (none "never started"), each later than the last: all but
+    // each Webchild's first start more than its 4 ms interval late.
+    let srv = TestServer::start(Behaviour::Delayed(ms(20)));
+    let mut cfg = config(srv.addr, 2, Stop::Pages(40));
+    cfg.rate = Some(500.0);
+    let r = run(&cfg);
+    let s = &r.stats;
+    assert_eq!((s.pages_scheduled, s.pages_not_sent, s.requests), (40, 0, 40));
+    let late = bench::report::pages_sent_late(&r);
+    assert!(late >= 30, "{late} of 40 late");
+    assert!(bench::report::rate_not_kept(&r));
+    let json = bench::report::json(&r);
+    assert_eq!(json["summary"]["rate_kept"], false);
+    assert_eq!(json["summary"]["pages_sent_late"], late);
+    let text = bench::report::summary(&r);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("RATE NOT KEPT"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains(&format!(
+            "40 of 40 scheduled pages were sent, {late} of them more than 4.000 ms late"
+        )),
+        "{line}"
+    );
+    assert!(line.contains("Webchildren (-c); this run had 2"), "{line}");
+}
+
+#[test]
 fn open_loop_send_lag_is_recorded_for_every_page_and_is_what_the_correction_adds() {
     // The wake-up's own precision is tested where load cannot spoil it (the alarm's best of 20
     // wake-ups, in client/alarm.rs); here, the bookkeeping: a lag for every page started, the
@@ -166,4 +197,33 @@ fn bytes_of_failed_responses_are_counted_as_failed_not_moved() {
     let r = run(&config(srv.addr, 1, Stop::Pages(2)));
     assert_eq!(r.stats.bytes_failed, 2 * 23);
     assert_eq!(r.stats.bytes_total, r.stats.bytes_failed);
+}
+
+#[test]
+fn a_page_cut_by_the_end_is_in_its_block_with_the_files_it_completed() {
+    // HTTP/1.0, one Webchild, pages of two files: the server answers three requests and then
+    // none, so the first page is a hit and the second is cut by the end after its first file.
+    let srv = TestServer::start(Behaviour::FreezeAfter(3));
+    let mut cfg = config(srv.addr, 1, Stop::Duration(Duration::from_secs(1)));
+    cfg.http = bench::HttpMode::Http10;
+    cfg.response_timeout = Duration::from_secs(30);
+    let workload =
+        bench::Workload::parse("[[page]]\nname = \"p\"\nweight = 1\nfiles = [\"/a\", \"/b\"]\n", "test")
+            .unwrap();
+    let r = bench::run(&cfg, &workload, &AtomicBool::new(false)).expect("run");
+    let s = &r.stats;
+    assert_eq!((s.requests, s.unfinished, s.errors.total()), (3, 1, 0), "{s:?}");
+    let blocks = bench::report::page_blocks(&r);
+    let p = &blocks[0];
+    assert_eq!((p.hits, p.errors, p.size), (1, 0, 20));
+    // Every connect made for the page and every body byte of its completed files, those of
+    // the page left incomplete included (docs/webstone.md): hits x files + 2, hits x size + 10.
+    assert_eq!(p.connects, 4);
+    assert_eq!(p.data_moved, 30);
+    // So the blocks add up to the summary's totals.
+    let f = bench::report::figures(&r);
+    assert_eq!((f.connects, f.body_bytes), (p.connects, p.data_moved));
+    let text = bench::report::webstone(&r);
+    assert!(text.contains("Total number of connects 4\n"), "{text}");
+    assert!(text.contains("Total amount of data moved 30 bytes\n"), "{text}");
 }

@@ -82,3 +82,56 @@ fn a_hello_of_another_protocol_version_is_refused_by_its_versions_whatever_its_f
     );
     assert!(stderr.contains(&reason), "{stderr}");
 }
+
+/// The real worker, with `garbage` written into its channel as its line `n` (awk prints it
+/// before the worker's own line `n`).
+fn worker_saying_at(n: u32, garbage: &str) -> String {
+    format!(
+        r#"{} worker | awk 'NR == {n} {{ print "{garbage}" }} {{ print; fflush() }}'"#,
+        exe()
+    )
+}
+
+#[test]
+fn a_line_that_is_not_json_during_the_clock_probes_means_the_run_does_not_start() {
+    // Line 1 the hello, line 2 READY, line 3 would be the first pong: the garbage comes among
+    // the pongs.
+    let (code, stderr) = run_with(&worker_saying_at(3, "garbage"));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the run did not start: other: during the clock probes it said line 3 of its \
+             channel, not a message (expected value at column 1): \"garbage\""
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_line_that_is_not_json_during_the_run_loses_the_host_naming_the_channels_line() {
+    let (dir, server) = server();
+    let json = dir.path().join("r.json");
+    // The hello, READY, eight pongs, one line of the run: the garbage is line 12.
+    let template = format!(
+        "if [ {{host}} = b ]; then {}; else exec {} worker; fi",
+        worker_saying_at(12, "garbage"),
+        exe()
+    );
+    let out = run_bounded(
+        bench(&server, &["-c", "2", "-d", "3s", "--hosts", "a,b"])
+            .args(["--launch", &template, "--json", json.to_str().unwrap()]),
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc = hosts_support::read_json(&json);
+    let hosts = doc["hosts"].as_array().unwrap();
+    assert_eq!(hosts[0]["status"], "ok", "{stderr}");
+    assert_eq!(hosts[1]["status"], "lost", "{stderr}");
+    let reason = hosts[1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("line 12 of its channel, not a message (expected value at column 1)"),
+        "{reason}"
+    );
+    assert!(!reason.contains("line 1 column"), "{reason}");
+}

@@ -151,9 +151,14 @@ pub(super) fn start(
 }
 
 /// [`PROBES`] ping-pong rounds with every host at once; each host's offset from its least
-/// round trip.
+/// round trip. A host that says anything else than its pongs then (a line that is not a
+/// message, a message refused, its failure, its channel closed) fails, and the probes end: the
+/// run does not start.
 pub(super) fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
     for seq in 0..PROBES {
+        if hosts.iter().any(|h| matches!(h.state, State::Failed(_))) {
+            return;
+        }
         for h in hosts.iter_mut() {
             h.ping_sent_unix_us = protocol::unix_us();
             h.process.send(&ToWorker::Ping { seq });
@@ -180,10 +185,26 @@ pub(super) fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
                     });
                     waiting -= 1;
                 }
-                Said::Refused { kind, why, peer } if matches!(h.state, State::Ready) => {
+                _ if !matches!(h.state, State::Ready) => {}
+                Said::Refused { kind, why, peer } => {
                     h.state = State::Failed(refused(h, &kind, &why, peer));
                 }
-                _ => {}
+                Said::Bad(line) => {
+                    h.state = State::Failed(format!("during the clock probes it said {line}"));
+                }
+                Said::Message(ToCoordinator::Failed { reason }) => {
+                    h.state = State::Failed(reason);
+                }
+                Said::Closed => {
+                    let why = "its channel closed during the clock probes".to_owned();
+                    h.state = State::Failed(with_last_words(why, &h.process));
+                }
+                // A late pong of an earlier round, or a heartbeat: nothing to act on.
+                Said::Message(_) => {}
+            }
+            if matches!(h.state, State::Failed(_)) {
+                // The run will not start: no need to wait for the others' pongs.
+                break;
             }
         }
     }

@@ -203,8 +203,9 @@ pub struct LoadArgs {
     /// most N requests in flight on it. With one-file pages (a single URL), N pages of it at
     /// once, a new one written as each response ends (h2load's --h1 -m N, wrk's pipeline.lua),
     /// in the closed loop.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0")]
-    pub pipeline: Option<u32>,
+    // (`None`: not given; `Some(None)`: given without N, a page's files all at once.)
+    #[arg(long, value_name = "N", num_args = 0..=1)]
+    pub pipeline: Option<Option<u32>>,
     /// Connections of each Webchild, sharing each page's files as a browser does: each takes
     /// the page's next file when it is free, and the page ends with its last file (HTTP/1.1's
     /// kept alive from page to page, HTTP/1.0's one per file); the page time is then what the
