@@ -83,13 +83,10 @@ fn a_hello_of_another_protocol_version_is_refused_by_its_versions_whatever_its_f
     assert!(stderr.contains(&reason), "{stderr}");
 }
 
-/// The real worker, with `garbage` written into its channel as its line `n` (awk prints it
-/// before the worker's own line `n`).
+/// The real worker, with `garbage` written into its channel as its line `n` (sed, unbuffered,
+/// inserts it before the worker's own line `n`).
 fn worker_saying_at(n: u32, garbage: &str) -> String {
-    format!(
-        r#"{} worker | awk 'NR == {n} {{ print "{garbage}" }} {{ print; fflush() }}'"#,
-        exe()
-    )
+    format!("{} worker | sed -u '{n}i {garbage}'", exe())
 }
 
 #[test]

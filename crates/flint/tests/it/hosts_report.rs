@@ -161,7 +161,9 @@ fn hosts_given_no_page_of_a_page_count_are_not_warned_of_a_late_start() {
     );
     let (_, stderr) = texts(&out);
     assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains("Warning:"), "{stderr}");
+    // a's start may well be late for a window of one page (a few ms): b and c had none.
+    assert!(!stderr.contains("Warning: b:"), "{stderr}");
+    assert!(!stderr.contains("Warning: c:"), "{stderr}");
     let doc = read_json(&json);
     let hosts = doc["hosts"].as_array().unwrap();
     assert_eq!(hosts.len(), 3);
