@@ -321,7 +321,9 @@ pub fn pages_sent_late(r: &RunResult) -> u64 {
 pub fn rate_not_kept(r: &RunResult) -> bool {
     let s = &r.stats;
     let missed = s.pages_not_sent.saturating_add(pages_sent_late(r));
-    r.config.rate.is_some() && missed > 0 && u128::from(missed) * 100 >= u128::from(s.pages_scheduled)
+    r.config.rate.is_some()
+        && missed > 0
+        && u128::from(missed) * 100 >= u128::from(s.pages_scheduled)
 }
 
 /// Whether the requests still unanswered when the run ended say something. In the closed loop

@@ -477,7 +477,10 @@ mod tests {
         let second = Stop::Duration(Duration::from_secs(1));
         // The tester's line: a count past 2^64 wrapped.
         let m = said(&paced(1e20, 4, second));
-        assert!(m.contains("more than 4 Webchildren (-c) can be given"), "{m}");
+        assert!(
+            m.contains("more than 4 Webchildren (-c) can be given"),
+            "{m}"
+        );
         assert!(said(&paced(4e6 + 1.0, 4, second)).contains("1000000 pages/s a Webchild"));
         let taken = paced(4e6, 4, second);
         assert!(check(&taken, &one_file, &Slice::whole(&taken)).is_ok());

@@ -3,7 +3,8 @@
 //! extractions, compiled into the workload's plan. Every error names the file and line.
 
 use super::{
-    check_path, check_total, check_weight, AppPlan, Builder, Page, RequestSpec, Workload, WorkloadError,
+    check_path, check_total, check_weight, AppPlan, Builder, Page, RequestSpec, Workload,
+    WorkloadError,
 };
 use crate::app::data::DataSet;
 use crate::app::plan::{DataSpec, FileSpec, PlanBuilder};

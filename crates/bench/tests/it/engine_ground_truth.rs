@@ -114,7 +114,10 @@ fn a_page_count_at_a_rate_the_webchildren_cannot_carry_is_judged_as_a_timed_run_
     cfg.rate = Some(500.0);
     let r = run(&cfg);
     let s = &r.stats;
-    assert_eq!((s.pages_scheduled, s.pages_not_sent, s.requests), (40, 0, 40));
+    assert_eq!(
+        (s.pages_scheduled, s.pages_not_sent, s.requests),
+        (40, 0, 40)
+    );
     let late = bench::report::pages_sent_late(&r);
     assert!(late >= 30, "{late} of 40 late");
     assert!(bench::report::rate_not_kept(&r));
@@ -207,12 +210,18 @@ fn a_page_cut_by_the_end_is_in_its_block_with_the_files_it_completed() {
     let mut cfg = config(srv.addr, 1, Stop::Duration(Duration::from_secs(1)));
     cfg.http = bench::HttpMode::Http10;
     cfg.response_timeout = Duration::from_secs(30);
-    let workload =
-        bench::Workload::parse("[[page]]\nname = \"p\"\nweight = 1\nfiles = [\"/a\", \"/b\"]\n", "test")
-            .unwrap();
+    let workload = bench::Workload::parse(
+        "[[page]]\nname = \"p\"\nweight = 1\nfiles = [\"/a\", \"/b\"]\n",
+        "test",
+    )
+    .unwrap();
     let r = bench::run(&cfg, &workload, &AtomicBool::new(false)).expect("run");
     let s = &r.stats;
-    assert_eq!((s.requests, s.unfinished, s.errors.total()), (3, 1, 0), "{s:?}");
+    assert_eq!(
+        (s.requests, s.unfinished, s.errors.total()),
+        (3, 1, 0),
+        "{s:?}"
+    );
     let blocks = bench::report::page_blocks(&r);
     let p = &blocks[0];
     assert_eq!((p.hits, p.errors, p.size), (1, 0, 20));
@@ -225,5 +234,8 @@ fn a_page_cut_by_the_end_is_in_its_block_with_the_files_it_completed() {
     assert_eq!((f.connects, f.body_bytes), (p.connects, p.data_moved));
     let text = bench::report::webstone(&r);
     assert!(text.contains("Total number of connects 4\n"), "{text}");
-    assert!(text.contains("Total amount of data moved 30 bytes\n"), "{text}");
+    assert!(
+        text.contains("Total amount of data moved 30 bytes\n"),
+        "{text}"
+    );
 }

@@ -191,9 +191,21 @@ fn two_outputs_naming_one_file_are_refused_before_the_run() {
     // Outputs are checked in the order --json, --log, --html: the second of a pair is named
     // with its path as written.
     for (a, b, said) in [
-        ("--log", "--json", format!("--json and --log both write {file}")),
-        ("--json", "--html", format!("--json and --html both write {same}")),
-        ("--html", "--log", format!("--log and --html both write {file}")),
+        (
+            "--log",
+            "--json",
+            format!("--json and --log both write {file}"),
+        ),
+        (
+            "--json",
+            "--html",
+            format!("--json and --html both write {same}"),
+        ),
+        (
+            "--html",
+            "--log",
+            format!("--log and --html both write {file}"),
+        ),
     ] {
         // Port 9 refuses: had the run started, it would fail with exit 1, not 2.
         let out = bench(&["http://127.0.0.1:9/", "-d", "10m", a, file, b, same]);

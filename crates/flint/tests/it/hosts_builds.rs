@@ -115,8 +115,12 @@ fn a_line_that_is_not_json_during_the_run_loses_the_host_naming_the_channels_lin
         exe()
     );
     let out = run_bounded(
-        bench(&server, &["-c", "2", "-d", "3s", "--hosts", "a,b"])
-            .args(["--launch", &template, "--json", json.to_str().unwrap()]),
+        bench(&server, &["-c", "2", "-d", "3s", "--hosts", "a,b"]).args([
+            "--launch",
+            &template,
+            "--json",
+            json.to_str().unwrap(),
+        ]),
         LIMIT,
     );
     let stderr = String::from_utf8_lossy(&out.stderr);

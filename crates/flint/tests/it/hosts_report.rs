@@ -155,8 +155,12 @@ fn hosts_given_no_page_of_a_page_count_are_not_warned_of_a_late_start() {
     let template = local_launch();
     // One page over three hosts of one Webchild each: b's and c's have nothing to send.
     let out = run_bounded(
-        bench(&server, &["-n", "1", "-c", "3", "--hosts", "a,b,c"])
-            .args(["--launch", &template, "--json", json.to_str().unwrap()]),
+        bench(&server, &["-n", "1", "-c", "3", "--hosts", "a,b,c"]).args([
+            "--launch",
+            &template,
+            "--json",
+            json.to_str().unwrap(),
+        ]),
         LIMIT,
     );
     let (_, stderr) = texts(&out);
