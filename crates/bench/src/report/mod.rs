@@ -296,31 +296,26 @@ pub fn stop_text(stop: Stop) -> String {
     }
 }
 
-/// How late a page may start before it counts as sent late, µs: one interval of its Webchild
-/// (`concurrency / rate`: its next page was due by then, so it was still busy with this one or
-/// earlier ones), and at least 1 ms, so that the machine's own scheduling delays of a wake-up
-/// are not taken for Webchildren too few.
-pub fn late_tolerance_us(r: &RunResult) -> Option<u64> {
-    let rate = r.config.rate?;
+/// Open loop with a page count (`-n`): how long after the schedule's last due page a page may
+/// start before it counts as sent late, µs: one Webchild interval (`concurrency / rate`), and at
+/// least `LATE_GRACE_MIN_US` (10 ms), so that a false alarm needs the client to stall that long
+/// at the very end. `None` for a timed run and the closed loop.
+pub fn late_grace_us(r: &RunResult) -> Option<u64> {
+    let rate = r
+        .config
+        .rate
+        .filter(|_| matches!(r.config.stop, Stop::Pages(_)))?;
     let interval_us = 1e6 * r.config.concurrency as f64 / rate;
-    Some(interval_us.max(1e3) as u64)
-}
-
-/// Open loop: pages of the window that started later than [`late_tolerance_us`] after they
-/// were due (from the send-lag histogram, to its precision).
-pub fn pages_sent_late(r: &RunResult) -> u64 {
-    match (late_tolerance_us(r), &r.stats.send_lag) {
-        (Some(tolerance), Some(lag)) => lag.count_above(tolerance),
-        _ => 0,
-    }
+    Some(interval_us.max(crate::client::LATE_GRACE_MIN_US as f64) as u64)
 }
 
 /// Whether an open-loop run fell short of its rate: pages due in the window that never started
-/// or started late ([`pages_sent_late`]) are 1% or more of those scheduled. The same judgement
-/// for a timed run and a page count (`-n`), where every page is sent in the end, however late.
+/// (a timed run) or that started after the schedule's last due page and its grace
+/// ([`late_grace_us`], a page count, `Stats::pages_sent_late`) are 1% or more of those
+/// scheduled, and at least one.
 pub fn rate_not_kept(r: &RunResult) -> bool {
     let s = &r.stats;
-    let missed = s.pages_not_sent.saturating_add(pages_sent_late(r));
+    let missed = s.pages_not_sent.saturating_add(s.pages_sent_late);
     r.config.rate.is_some()
         && missed > 0
         && u128::from(missed) * 100 >= u128::from(s.pages_scheduled)
@@ -388,27 +383,48 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
     }
     if let Some(rate) = r.config.rate.filter(|_| rate_not_kept(r)) {
         let sent = s.pages_scheduled.saturating_sub(s.pages_not_sent);
-        let late = pages_sent_late(r);
-        let tolerance_ms = late_tolerance_us(r).unwrap_or(0) as f64 / 1e3;
+        let c = r.config.concurrency;
         let need = match &s.page_uncorrected {
             Some(p) if p.count() > 0 => {
                 let page_s = p.summary().mean / 1e3;
-                format!(
-                    "at the {:.3} ms a page took, {rate} pages/s needs about {} Webchildren (-c); \
-                     this run had {}",
-                    page_s * 1e3,
-                    formulas::webchildren_for(rate, page_s),
-                    r.config.concurrency
-                )
+                let need = formulas::webchildren_for(rate, page_s);
+                if need <= c as u64 {
+                    // Little's law: the Webchildren were enough for the pages' time; what held
+                    // the pages back was the client (a busy machine, a slow start).
+                    format!(
+                        "at the {:.3} ms a page took, {rate} pages/s needs about {need} \
+                         Webchildren (-c) and this run had {c}: the client itself was late",
+                        page_s * 1e3,
+                    )
+                } else {
+                    format!(
+                        "at the {:.3} ms a page took, {rate} pages/s needs about {need} \
+                         Webchildren (-c); this run had {c}",
+                        page_s * 1e3,
+                    )
+                }
             }
             _ => "no page completed, so the server, not the Webchildren, held the rate back"
                 .to_owned(),
         };
+        let not_sent = format!("{} never started", s.pages_not_sent);
+        let what = match late_grace_us(r) {
+            // A page count sends every page in the end, unless stopped (Ctrl-C).
+            Some(grace) => format!(
+                "{} of them more than {:.3} ms after the last was due (one Webchild's interval, \
+                 at least 10 ms){}",
+                s.pages_sent_late,
+                grace as f64 / 1e3,
+                match s.pages_not_sent {
+                    0 => String::new(),
+                    _ => format!("; {not_sent}"),
+                }
+            ),
+            None => not_sent,
+        };
         o.push_str(&format!(
-            "RATE NOT KEPT: {sent} of {} scheduled pages were sent, {late} of them more than \
-             {tolerance_ms:.3} ms late (a Webchild's interval, at least 1 ms); {} never started; \
-             {need}.\n",
-            s.pages_scheduled, s.pages_not_sent
+            "RATE NOT KEPT: {sent} of {} scheduled pages were sent, {what}; {need}.\n",
+            s.pages_scheduled
         ));
     }
     o

@@ -40,7 +40,7 @@ impl Slice {
 /// The schedule of a run whose time 0 is `base` (`base_unix_us` in Unix µs), for all threads.
 pub(super) fn schedule(config: &BenchConfig, base: Instant, base_unix_us: u64) -> Schedule {
     let measure_us = config.warmup.as_micros() as u64;
-    Schedule {
+    let mut schedule = Schedule {
         base,
         base_unix_us,
         measure_us,
@@ -57,9 +57,12 @@ pub(super) fn schedule(config: &BenchConfig, base: Instant, base_unix_us: u64) -
         // The whole run's interval (all Webchildren of all hosts): each Webchild's offset is its
         // global number's share of it, so the merged arrivals are evenly spaced.
         interval_us: config.rate.map(|r| 1e6 * config.concurrency as f64 / r),
+        late_after_us: None,
         connect_timeout_us: config.connect_timeout.as_micros().max(1) as u64,
         response_timeout_us: config.response_timeout.as_micros().max(1) as u64,
-    }
+    };
+    schedule.late_after_us = schedule.compute_late_after_us();
+    schedule
 }
 
 /// Part `i` of `parts` of `range`: contiguous, sizes differing by at most one, the first parts
@@ -170,8 +173,24 @@ fn check_rate(config: &BenchConfig, r: f64) -> Result<(), BenchError> {
              can be counted"
         ));
     }
+    if let Stop::Pages(n) = config.stop {
+        // The last page is due after its Webchild's other pages, an interval (c / rate) each.
+        let last_due_s = (n.div_ceil(config.concurrency.max(1) as u64) as f64 - 1.0).max(0.0) * c
+            / r
+            + config.warmup.as_secs_f64();
+        if last_due_s > MAX_SCHEDULE_S {
+            return bad(format!(
+                "the rate {shown} pages/s for {n} pages over {} Webchildren is due over more \
+                 than {MAX_SCHEDULE_S:e} s (what -d allows): a higher rate or fewer pages",
+                config.concurrency
+            ));
+        }
+    }
     Ok(())
 }
+
+/// The longest a schedule may run, s: the bound of `-d`, for a page count (`-n`) at a rate too.
+pub const MAX_SCHEDULE_S: f64 = 1e9;
 
 /// An application workload's requests are built per use and judged per response over
 /// HTTP/1.1 (keep-alive, pipelining a page's files), HTTP/1.0, HTTP/2 and HTTP/3 (a page's
@@ -491,8 +510,16 @@ mod tests {
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             assert!(said(&paced(bad, 1, second)).contains("positive number"));
         }
-        // A page count bounds the schedule itself.
-        let counted = paced(4e6, 4, Stop::Pages(u64::MAX));
+        // A page count bounds the schedule's count itself (2^50 pages over 2.8e8 s)...
+        let counted = paced(4e6, 4, Stop::Pages(1 << 50));
         assert!(check(&counted, &one_file, &Slice::whole(&counted)).is_ok());
+        // ... but not its length: 2^64 pages take 4.6e12 s; two of one Webchild 1e300 s apart.
+        let m = said(&paced(4e6, 4, Stop::Pages(u64::MAX)));
+        assert!(m.contains("is due over more than 1e9 s"), "{m}");
+        let m = said(&paced(1e-300, 1, Stop::Pages(2)));
+        assert!(m.contains("is due over more than 1e9 s"), "{m}");
+        // One page a Webchild is due at once, whatever the rate.
+        let one = paced(1e-300, 2, Stop::Pages(2));
+        assert!(check(&one, &one_file, &Slice::whole(&one)).is_ok());
     }
 }

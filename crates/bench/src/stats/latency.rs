@@ -88,13 +88,6 @@ impl Latency {
         }
     }
 
-    /// How many values recorded are above `us` (within the histogram's precision: values in
-    /// the bucket of `us` count as not above).
-    pub fn count_above(&self, us: u64) -> u64 {
-        let at_most = self.hist.count_between(0, us.clamp(1, MAX_LATENCY_US));
-        self.hist.len().saturating_sub(at_most)
-    }
-
     /// How many values were recorded.
     pub fn count(&self) -> u64 {
         self.hist.len()

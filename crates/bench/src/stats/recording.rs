@@ -90,10 +90,12 @@ impl Stats {
         self.redirects.followed += 1;
     }
 
-    /// Open loop: a page of the window started `lag_us` after its intended time.
+    /// Open loop: a page of the window started `lag_us` after its intended time; `late`: it
+    /// started after its schedule's end and grace (`-n`, see `pages_sent_late`).
     #[inline]
-    pub fn record_send_lag(&mut self, lag_us: u64) {
+    pub fn record_send_lag(&mut self, lag_us: u64, late: bool) {
         self.pages_scheduled += 1;
+        self.pages_sent_late += u64::from(late);
         if let Some(h) = &mut self.send_lag {
             h.record_us(lag_us);
         }

@@ -113,14 +113,11 @@ pub(super) fn record(h: &Host, config: &BenchConfig) -> HostRecord {
 pub(super) const LATE_SHARE: f64 = 0.01;
 
 /// Whether Webchildren `children` of the run have pages to send: with a page count (`-n`)
-/// split over more Webchildren than pages, some have none (as `client::Schedule::quota`).
+/// split over more Webchildren than pages, some have none (`client::quota`; the first of a
+/// range has the most).
 fn has_pages(config: &BenchConfig, children: &Range<usize>) -> bool {
     match config.stop {
-        crate::Stop::Pages(n) => {
-            let c = config.concurrency.max(1) as u64;
-            // Each has n / c, and the first n % c one more.
-            n / c > 0 || (children.start as u64) < n % c
-        }
+        crate::Stop::Pages(n) => crate::client::quota(n, config.concurrency, children.start) > 0,
         crate::Stop::Duration(_) => true,
     }
 }
