@@ -99,9 +99,36 @@ pub fn canonical(path: &Path) -> std::path::PathBuf {
     }
 }
 
+/// Whether `a` and `b` name one file that is there: the same device and inode, so that two
+/// hard links to it are one file, which their canonical paths do not say.
+pub fn same_existing_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(m), Ok(n)) => (m.dev(), m.ino()) == (n.dev(), n.ino()),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_hard_links_are_one_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        std::fs::write(&a, b"{}").unwrap();
+        std::fs::hard_link(&a, &b).unwrap();
+        std::fs::write(&c, b"{}").unwrap();
+        assert_ne!(canonical(&a), canonical(&b), "the paths alone differ");
+        assert!(same_existing_file(&a, &b));
+        assert!(!same_existing_file(&a, &c));
+        assert!(!same_existing_file(&a, &dir.path().join("not yet")));
+    }
 
     #[test]
     fn a_dash_moves_the_reports_to_stderr() {

@@ -124,7 +124,11 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
         if let Some(path) = path.filter(|p| !output::is_stdout(p)) {
             output::check_writable(path).map_err(|e| anyhow::anyhow!("{flag} {e}"))?;
             let file = output::canonical(path);
-            if let Some((other, _, _)) = files.iter().find(|(_, _, f)| *f == file) {
+            // One file by its path, or (hard links) by its inode.
+            let same = files
+                .iter()
+                .find(|(_, p, f)| *f == file || output::same_existing_file(p, path));
+            if let Some((other, _, _)) = same {
                 bail!(
                     "{other} and {flag} both write {}: give each its own file",
                     path.display()

@@ -164,7 +164,8 @@ fn open_loop(label: &str, b: &BenchResult) -> String {
     ];
     let mut schedule = String::new();
     if let (Some(due), Some(not_sent)) = (s.pages_scheduled, s.pages_not_sent) {
-        // A result written before the late count existed has none: then nothing is said of it.
+        // Only a page count (-n) has a late count (a timed run's lateness is its pages never
+        // sent), and a result written before it existed has none: then nothing is said of it.
         let late = s
             .pages_sent_late
             .map_or(String::new(), |n| format!(", sent late: {}", cnt(n)));

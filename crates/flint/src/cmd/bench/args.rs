@@ -190,7 +190,8 @@ pub struct LoadArgs {
     pub think: Option<Duration>,
     /// Open loop: start this many pages per second across all Webchildren, each at its intended
     /// time; latency counts from the intended start, so a stalled server cannot hide its stalls.
-    /// 1000, 1k, 1000/s, 600/m; at most 1000000/s a Webchild (-c).
+    /// 1000, 1k, 1000/s, 600/m; at most 1000000/s a Webchild (-c), and with -n its pages due
+    /// within 1e9 s (as -d).
     #[arg(long, value_name = "PAGES_PER_S", value_parser = rate)]
     pub rate: Option<f64>,
     /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive; 2 fetches a
