@@ -150,8 +150,8 @@ fn check_rate(config: &BenchConfig, r: f64) -> Result<(), BenchError> {
         return bad("the rate must be a positive number of pages per second".into());
     }
     let c = config.concurrency as f64;
-    // 1e20 as written, not as 21 digits.
-    let shown = match r < 1e9 {
+    // 1e20 and 1e-300 as written, not as 21 digits or 300 zeros.
+    let shown = match (1e-3..1e9).contains(&r) {
         true => format!("{r}"),
         false => format!("{r:e}"),
     };

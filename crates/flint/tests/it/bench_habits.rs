@@ -225,7 +225,7 @@ fn rates_and_depths_the_run_cannot_hold_are_refused_before_it() {
         ),
         (
             &["-n", "2", "-c", "1", "--rate", "1e-300"],
-            "is due over more than 1e9 s",
+            "the rate 1e-300 pages/s for 2 pages over 1 Webchildren is due over more than 1e9 s",
         ),
         (
             &["-n", "1", "--pipeline", "0"],
