@@ -4,6 +4,7 @@
 
 use crate::error::Error;
 use crate::tickets::Period;
+use crate::token::ResetKey;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -266,8 +267,9 @@ pub enum Retry {
     /// Never (every handshake a round trip shorter; a flood of spoofed Initials costs state).
     Never,
     /// When this many handshakes are under way at once (a flood, most likely from spoofed
-    /// addresses, which never come back with the token): no state for them, no round trip
-    /// more for anyone otherwise.
+    /// addresses, which never come back with the token), or half of `max_connections` if
+    /// that is fewer (so a flood never takes every slot before Retries start): no state for
+    /// them, no round trip more for anyone otherwise.
     Flood(usize),
     /// For every connection.
     Always,
@@ -291,8 +293,28 @@ pub struct ServerConfig {
     /// The index of the thread (socket) serving with it, written in the connection IDs it
     /// issues: a thread answers a stateless reset only for its own IDs.
     pub(crate) thread: u16,
+    /// The key of the stateless reset tokens: derived from the TLS private key (`token.rs`),
+    /// so a restarted server's reset ends the connections its predecessor held.
+    pub(crate) reset_key: ResetKey,
     /// The session ticket key's rotation period, read by the TLS context's ticket callback.
     ticket_period: Period,
+}
+
+/// The stateless reset key of a server whose TLS private key is the PEM file `key`: derived
+/// from the key's DER encoding (the same key in another PEM layout gives the same tokens).
+fn reset_key_of(key: &Path) -> Result<ResetKey, Error> {
+    let what = || format!("key {}", key.display());
+    let pem = std::fs::read(key).map_err(|source| Error::File {
+        what: what(),
+        source,
+    })?;
+    let der = boring::pkey::PKey::private_key_from_pem(&pem)
+        .and_then(|k| k.private_key_to_der())
+        .map_err(|_| Error::Config {
+            what: what(),
+            source: quiche::Error::TlsFail,
+        })?;
+    Ok(ResetKey::derive(&der))
 }
 
 impl ServerConfig {
@@ -312,6 +334,7 @@ impl ServerConfig {
         // RFC 9000 8.1: at most three times what an unvalidated address sent us.
         quic.set_max_amplification_factor(3);
         crate::token::init();
+        let reset_key = reset_key_of(key)?;
         Ok(ServerConfig {
             quic,
             max_field_section: limits.max_field_section,
@@ -322,8 +345,18 @@ impl ServerConfig {
             retry: Retry::Flood(DEFAULT_RETRY_HANDSHAKES),
             token_lifetime: Duration::from_secs(10),
             thread: 0,
+            reset_key,
             ticket_period,
         })
+    }
+
+    /// Derives the stateless reset tokens' key from `secret` instead of from the TLS private
+    /// key (for a key kept apart from the certificate's, as nginx's
+    /// `quic_stateless_reset_token_key`): servers given the same secret, in this process or
+    /// another, make the same token for a connection ID.
+    pub fn stateless_reset_secret(mut self, secret: &[u8]) -> ServerConfig {
+        self.reset_key = ResetKey::derive(secret);
+        self
     }
 
     /// How often the session ticket key changes (default [`crate::DEFAULT_TICKET_KEY_PERIOD`],
@@ -364,7 +397,8 @@ impl ServerConfig {
         self
     }
 
-    /// When to send a Retry (default [`Retry::Flood`] at 128 handshakes under way).
+    /// When to send a Retry (default [`Retry::Flood`] at 128 handshakes under way, or at
+    /// half of [`ServerConfig::max_connections`] if that is fewer).
     pub fn retry(mut self, retry: Retry) -> ServerConfig {
         self.retry = retry;
         self

@@ -1,6 +1,7 @@
-//! The server's stateless tokens, made with one key drawn from the kernel's generator when
-//! the process makes its first server configuration and shared by every thread's server (a
-//! client's Retry token is good on whichever thread its next Initial lands):
+//! The server's stateless tokens. Retry tokens and session ticket keys are made with one key
+//! drawn from the kernel's generator when the process makes its first server configuration,
+//! shared by every thread's server (a client's Retry token is good on whichever thread its
+//! next Initial lands); stateless reset tokens with a key derived from the TLS private key:
 //!
 //! Every token begins with a byte naming its kind and format ([`RETRY_V1`]): a token without
 //! it (another server's, or a format of ours given up) is not ours, and the server takes it
@@ -13,8 +14,9 @@
 //!   can time the other) and 16 bytes of the MAC; the address and the new ID are in the MAC
 //!   only, so a token is good from the address it was given to, for the ID it was given with.
 //! - Stateless reset tokens (RFC 9000 10.3): HMAC of the thread holding a connection and its
-//!   ID, so a thread that no longer knows a connection (restarted, its state dropped) can
-//!   still end it. Only that thread answers with it (the ID names the thread, see `cid`):
+//!   ID under a key of their own ([`ResetKey`]), derived with HKDF from the server's TLS
+//!   private key rather than drawn at start, so a thread that no longer knows a connection
+//!   (restarted, its state dropped, in this process or a new one) can still end it. Only that thread answers with it (the ID names the thread, see `cid`):
 //!   another thread sharing the key would hand a live connection's token to whoever sent a
 //!   packet with its ID from another address (RFC 9000 21.11).
 
@@ -38,8 +40,44 @@ struct Key {
     /// What each period's session ticket key is derived from (`tickets.rs`).
     tickets: Hmac<Sha256>,
     retry: Hmac<Sha256>,
-    reset: Hmac<Sha256>,
     epoch: Instant,
+}
+
+/// The label the stateless reset key is derived with (HKDF's info): a key for this use only.
+const RESET_LABEL: &[u8] = b"flint h3 stateless reset v1";
+
+/// The key of a server's stateless reset tokens, the keyed MAC of its label: derived from
+/// secret bytes that outlive the process (the TLS private key), so a restarted server makes
+/// the same token for a connection ID as the server that issued it, and its reset ends the
+/// client's side at once (RFC 9000 10.3).
+#[derive(Clone)]
+pub(crate) struct ResetKey(Hmac<Sha256>);
+
+impl ResetKey {
+    /// The key derived from `secret` with HKDF-SHA-256 (RFC 5869: extract with a fixed salt,
+    /// expand one block with [`RESET_LABEL`]): one-way, so tokens seen on the wire tell
+    /// nothing of the secret; another label would give an unrelated key.
+    pub(crate) fn derive(secret: &[u8]) -> ResetKey {
+        let mac = |key: &[u8], parts: &[&[u8]]| {
+            let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("any key length");
+            for p in parts {
+                m.update(p);
+            }
+            m.finalize().into_bytes()
+        };
+        let prk = mac(b"flint h3 hkdf salt", &[secret]);
+        let okm = mac(&prk, &[RESET_LABEL, &[1]]);
+        ResetKey(<Hmac<Sha256> as KeyInit>::new_from_slice(&okm).expect("any key length"))
+    }
+
+    /// The stateless reset token of connection ID `cid`, held by thread `thread`.
+    pub(crate) fn token(&self, thread: u16, cid: &[u8]) -> u128 {
+        let mut m = self.0.clone();
+        m.update(&thread.to_be_bytes());
+        m.update(cid);
+        let tag = m.finalize().into_bytes();
+        u128::from_be_bytes(tag[..16].try_into().expect("32 bytes"))
+    }
 }
 
 fn key() -> &'static Key {
@@ -55,7 +93,6 @@ fn key() -> &'static Key {
         Key {
             tickets: keyed(b"flint h3 tickets"),
             retry: keyed(b"flint h3 retry"),
-            reset: keyed(b"flint h3 reset"),
             epoch: Instant::now(),
         }
     })
@@ -181,15 +218,6 @@ pub(crate) fn open<'t>(
     (now < u64::from_be_bytes(*expiry)).then_some(odcid)
 }
 
-/// The stateless reset token of connection ID `cid`, held by thread `thread`.
-pub(crate) fn reset(thread: u16, cid: &[u8]) -> u128 {
-    let mut m = key().reset.clone();
-    m.update(&thread.to_be_bytes());
-    m.update(cid);
-    let tag = m.finalize().into_bytes();
-    u128::from_be_bytes(tag[..16].try_into().expect("32 bytes"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,9 +256,35 @@ mod tests {
     }
 
     #[test]
-    fn reset_tokens_are_per_id_and_stable() {
+    fn reset_tokens_are_per_id_and_thread_and_stable_for_a_secret() {
+        let key = ResetKey::derive(b"secret");
+        let reset = |thread, cid| key.token(thread, cid);
         assert_eq!(reset(0, b"abc"), reset(0, b"abc"));
         assert_ne!(reset(0, b"abc"), reset(0, b"abd"));
         assert_ne!(reset(0, b"abc"), reset(1, b"abc"));
+        // The same secret later (a restart): the same token; another secret: another.
+        assert_eq!(
+            ResetKey::derive(b"secret").token(0, b"abc"),
+            reset(0, b"abc")
+        );
+        assert_ne!(
+            ResetKey::derive(b"secreT").token(0, b"abc"),
+            reset(0, b"abc")
+        );
+    }
+
+    #[test]
+    fn the_reset_key_is_hkdf_sha256_of_the_secret() {
+        // RFC 5869's construction, one block, computed here step by step.
+        let hmac = |key: &[u8], data: &[u8]| {
+            let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap();
+            m.update(data);
+            m.finalize().into_bytes()
+        };
+        let prk = hmac(b"flint h3 hkdf salt", b"secret");
+        let okm = hmac(&prk, b"flint h3 stateless reset v1\x01");
+        let tag = hmac(&okm, &[0, 7, b'i', b'd']);
+        let want = u128::from_be_bytes(tag[..16].try_into().unwrap());
+        assert_eq!(ResetKey::derive(b"secret").token(7, b"id"), want);
     }
 }

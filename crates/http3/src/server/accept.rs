@@ -2,15 +2,14 @@
 //! a version to negotiate, `go_away`, address validation by Retry, an address's limit).
 
 use super::paths::Paths;
-use super::stateless::{MAX_STATELESS, MIN_RESET};
+use super::stateless::MIN_RESET;
 use super::{Conn, Server, Slot};
 use crate::config::Retry;
 use crate::{cid, token};
 use std::net::{IpAddr, SocketAddr};
 
 impl Server {
-    /// A new connection for a client's Initial, or None (not an Initial, a version to
-    /// negotiate, the limit reached).
+    /// A new connection for a client's Initial, or None (not an Initial, the limit reached).
     pub(super) fn accept(
         &mut self,
         hdr: &quiche::Header<'_>,
@@ -38,18 +37,10 @@ impl Server {
             self.counts.refused += 1;
             return None;
         }
+        // (A version to negotiate was answered before the header was read as QUIC v1's:
+        // `receive.rs`, `stateless.rs`.)
         if !quiche::version_is_supported(hdr.version) {
-            // Bounded: a caller that stops sending does not let a flood queue without end.
-            if self.stateless.len() >= MAX_STATELESS {
-                self.counts.refused += 1;
-                return None;
-            }
-            let mut out = vec![0u8; crate::MAX_DATAGRAM];
-            if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, &mut out) {
-                out.truncate(n);
-                self.stateless.push_back((out, from));
-                self.counts.version_negotiation += 1;
-            }
+            self.counts.unknown += 1;
             return None;
         }
         // One address (an IPv6 /64) does not take every connection. Only connections from
@@ -98,7 +89,9 @@ impl Server {
         } else if at_limit
             || match self.config.retry {
                 Retry::Never => false,
-                Retry::Flood(handshakes) => self.handshakes >= handshakes,
+                Retry::Flood(handshakes) => {
+                    self.handshakes >= flood_threshold(handshakes, self.config.max_connections)
+                }
                 Retry::Always => true,
             }
         {
@@ -110,7 +103,7 @@ impl Server {
         };
         // Its stateless reset token, which this thread can make again from the ID after
         // losing the connection (restarted).
-        let reset = token::reset(self.config.thread, &scid);
+        let reset = self.config.reset_key.token(self.config.thread, &scid);
         (self.config.quic).set_stateless_reset_token(Some(reset));
         let quic = quiche::accept(
             &scid,
@@ -179,6 +172,16 @@ impl Server {
     }
 }
 
+/// Handshakes under way past which [`Retry::Flood`] answers with a Retry: the threshold
+/// configured, or half the connections the server may hold if that is fewer. Spoofed Initials
+/// (one each from many addresses, never continued) hold their slots until the handshake's
+/// deadline: were the threshold at or past the limit, they would take every slot before any
+/// Retry, and a real client's Initial would be dropped until they time out. Past half, every
+/// new handshake proves its address first, so the other half is left to clients that do.
+pub(super) fn flood_threshold(configured: usize, max_connections: usize) -> usize {
+    configured.min(max_connections / 2)
+}
+
 /// What `max_per_address` counts by: an IPv4 address (also as a dual-stack socket sees it,
 /// mapped), or an IPv6 address's /64 (a host is commonly given a whole /64).
 pub(super) fn address_key(ip: IpAddr) -> IpAddr {
@@ -196,8 +199,15 @@ pub(super) fn address_key(ip: IpAddr) -> IpAddr {
 
 #[cfg(test)]
 mod tests {
-    use super::address_key;
+    use super::{address_key, flood_threshold};
     use std::net::IpAddr;
+
+    #[test]
+    fn retries_start_by_half_the_connection_limit() {
+        assert_eq!(flood_threshold(128, 10_000), 128);
+        assert_eq!(flood_threshold(128, 100), 50);
+        assert_eq!(flood_threshold(128, 1), 0);
+    }
 
     #[test]
     fn addresses_count_by_ipv4_address_and_ipv6_64() {
