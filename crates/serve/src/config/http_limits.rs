@@ -53,18 +53,18 @@ impl Config {
     }
 
     /// HTTP/3's limits (the `http3` crate's defaults, with the `h3_*` keys over them). The
-    /// largest header block taken is HTTP/1.1's largest request as QPACK counts it (a request
-    /// line, a head, 32 bytes a field): within it, wire's checks answer 414 or 431 as they do
-    /// over HTTP/1.1. The receive windows are small: a request body is read only to be
-    /// dropped, so a client is given no room to send much of one ahead.
+    /// largest header block taken (SETTINGS_MAX_FIELD_SECTION_SIZE) is HTTP/2's hard bound:
+    /// four times HTTP/1.1's largest request as QPACK counts it (a request line, a head, 32
+    /// bytes a field). quiche closes the whole connection (H3_EXCESSIVE_LOAD) for a block past
+    /// it, and buffers up to one and a half times it of a stream's encoded block; within it,
+    /// wire's checks answer 414 or 431 for that request alone, as over HTTP/1.1 and HTTP/2.
+    /// The receive windows are small: a request body is read only to be dropped, so a client
+    /// is given no room to send much of one ahead.
     pub fn http3_limits(&self) -> http3::Limits {
-        let http11 = (self.max_request_line)
-            .saturating_add(self.max_header_bytes)
-            .saturating_add(self.max_headers.saturating_mul(32));
         http3::Limits {
             idle_timeout: std::time::Duration::from_millis(self.h3_idle_timeout_ms),
             max_streams: self.h3_max_streams,
-            max_field_section: http11 as u64,
+            max_field_section: u64::from(self.max_header_list_decoded()),
             stream_window: H3_STREAM_WINDOW,
             connection_window: H3_CONNECTION_WINDOW,
             ..http3::Limits::default()
@@ -96,7 +96,8 @@ impl Config {
         }
     }
 
-    /// The most of one HTTP/2 header list decoded before the connection ends: four times the
+    /// The most of one HTTP/2 header list decoded before the connection ends (and HTTP/3's
+    /// largest header block): four times the
     /// largest request HTTP/1.1 takes, as a header list counts it (a request line, a head, 32
     /// bytes a field), so that no request a client means is near it.
     fn max_header_list_decoded(&self) -> u32 {
@@ -182,6 +183,11 @@ mod tests {
             (64 * 1024, 256 * 1024)
         );
         assert_eq!(limits.idle_timeout, std::time::Duration::from_millis(1500));
+        // HTTP/2's hard bound on a header list: 431 within it, not a connection closed.
+        assert_eq!(
+            limits.max_field_section,
+            u64::from(tls.max_header_list_decoded())
+        );
         // HTTP/1.1's and HTTP/2's deadlines are HTTP/3's.
         let timeouts = Config {
             header_timeout_ms: 11,
