@@ -14,8 +14,9 @@ pub const H3_CONNECTION_WINDOW: u64 = 256 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum H3Retry {
-    /// When a thread has [`http3::DEFAULT_RETRY_HANDSHAKES`] handshakes under way (a flood):
-    /// otherwise no round trip more for anyone.
+    /// When a thread has [`http3::DEFAULT_RETRY_HANDSHAKES`] handshakes under way (a flood),
+    /// or half its share of `h3_max_connections` if that is fewer: otherwise no round trip
+    /// more for anyone.
     Flood,
     /// Every connection (one round trip more for each).
     Always,
