@@ -170,6 +170,8 @@ struct PerAddress {
 /// The HTTP/3 connections of one UDP socket.
 pub struct Server {
     config: ServerConfig,
+    /// The stateless reset tokens' key, for the address this server is bound to.
+    reset_key: crate::token::ResetKey,
     local: SocketAddr,
     slots: Vec<Slot>,
     free: Vec<u32>,
@@ -204,6 +206,7 @@ impl Server {
     /// A server for the socket bound at `local`.
     pub fn new(config: ServerConfig, local: SocketAddr) -> Server {
         Server {
+            reset_key: config.reset.key_at(local),
             config,
             local,
             slots: Vec::new(),

@@ -15,8 +15,9 @@
 //!   only, so a token is good from the address it was given to, for the ID it was given with.
 //! - Stateless reset tokens (RFC 9000 10.3): HMAC of the thread holding a connection and its
 //!   ID under a key of their own ([`ResetKey`]), derived with HKDF from the server's TLS
-//!   private key rather than drawn at start, so a thread that no longer knows a connection
-//!   (restarted, its state dropped, in this process or a new one) can still end it. Only that thread answers with it (the ID names the thread, see `cid`):
+//!   private key and the address it is bound to rather than drawn at start, so a thread
+//!   that no longer knows a connection (restarted, its state dropped, in this process or a
+//!   new one) can still end it, and another server on that TLS key cannot ([`ResetSource`]). Only that thread answers with it (the ID names the thread, see `cid`):
 //!   another thread sharing the key would hand a live connection's token to whoever sent a
 //!   packet with its ID from another address (RFC 9000 21.11).
 
@@ -46,10 +47,48 @@ struct Key {
 /// The label the stateless reset key is derived with (HKDF's info): a key for this use only.
 const RESET_LABEL: &[u8] = b"flint h3 stateless reset v1";
 
+/// Where a server's stateless reset key comes from.
+#[derive(Clone)]
+pub(crate) enum ResetSource {
+    /// The TLS private key (HKDF's pseudorandom key extracted from it, the key itself not
+    /// kept): each server's key is expanded with the address and port it is bound to
+    /// ([`ResetSource::key_at`]), so servers sharing a certificate's key (a second port, a
+    /// fleet on one wildcard certificate) make unrelated tokens, and a connection ID seen on
+    /// one cannot be sent to another for its token (RFC 9000 10.3.2, 21.11); a server
+    /// restarted on the same address makes the same ones.
+    TlsKey([u8; 32]),
+    /// A secret given for this use: the same key wherever it is given, on purpose (a fleet
+    /// that routes by connection ID, whose any server may end another's connection).
+    Secret(ResetKey),
+}
+
+impl ResetSource {
+    /// The source of a server whose TLS private key's DER encoding is `der`.
+    pub(crate) fn tls_key(der: &[u8]) -> ResetSource {
+        ResetSource::TlsKey(extract(der))
+    }
+
+    /// The key of a server bound at `local`.
+    pub(crate) fn key_at(&self, local: SocketAddr) -> ResetKey {
+        match self {
+            ResetSource::TlsKey(prk) => ResetKey::expand(prk, &address(local)),
+            ResetSource::Secret(key) => key.clone(),
+        }
+    }
+}
+
+/// HKDF-SHA-256's extract step (RFC 5869) with a fixed salt.
+fn extract(secret: &[u8]) -> [u8; 32] {
+    let mut m =
+        <Hmac<Sha256> as KeyInit>::new_from_slice(b"flint h3 hkdf salt").expect("any key length");
+    m.update(secret);
+    m.finalize().into_bytes().into()
+}
+
 /// The key of a server's stateless reset tokens, the keyed MAC of its label: derived from
-/// secret bytes that outlive the process (the TLS private key), so a restarted server makes
-/// the same token for a connection ID as the server that issued it, and its reset ends the
-/// client's side at once (RFC 9000 10.3).
+/// secret bytes that outlive the process (the TLS private key, or a secret given), so a
+/// restarted server makes the same token for a connection ID as the server that issued it,
+/// and its reset ends the client's side at once (RFC 9000 10.3).
 #[derive(Clone)]
 pub(crate) struct ResetKey(Hmac<Sha256>);
 
@@ -58,15 +97,17 @@ impl ResetKey {
     /// expand one block with [`RESET_LABEL`]): one-way, so tokens seen on the wire tell
     /// nothing of the secret; another label would give an unrelated key.
     pub(crate) fn derive(secret: &[u8]) -> ResetKey {
-        let mac = |key: &[u8], parts: &[&[u8]]| {
-            let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("any key length");
-            for p in parts {
-                m.update(p);
-            }
-            m.finalize().into_bytes()
-        };
-        let prk = mac(b"flint h3 hkdf salt", &[secret]);
-        let okm = mac(&prk, &[RESET_LABEL, &[1]]);
+        ResetKey::expand(&extract(secret), &[])
+    }
+
+    /// HKDF's expand step, one block, with [`RESET_LABEL`] and `context` as its info (the
+    /// label is of fixed length, so the context cannot be confused with it).
+    fn expand(prk: &[u8; 32], context: &[u8]) -> ResetKey {
+        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(prk).expect("any key length");
+        m.update(RESET_LABEL);
+        m.update(context);
+        m.update(&[1]);
+        let okm = m.finalize().into_bytes();
         ResetKey(<Hmac<Sha256> as KeyInit>::new_from_slice(&okm).expect("any key length"))
     }
 
@@ -271,6 +312,30 @@ mod tests {
             ResetKey::derive(b"secreT").token(0, b"abc"),
             reset(0, b"abc")
         );
+    }
+
+    #[test]
+    fn a_tls_keys_reset_tokens_differ_by_the_address_bound() {
+        let source = ResetSource::tls_key(b"der");
+        let at = |s: &str| source.key_at(s.parse().unwrap()).token(0, b"id");
+        assert_eq!(at("192.0.2.1:443"), at("192.0.2.1:443"));
+        assert_ne!(at("192.0.2.1:443"), at("192.0.2.1:8443"));
+        assert_ne!(at("192.0.2.1:443"), at("192.0.2.2:443"));
+        assert_ne!(at("192.0.2.1:443"), at("[::]:443"));
+        // Not the key of the same bytes given as a secret (that one has no address).
+        assert_ne!(
+            at("192.0.2.1:443"),
+            ResetKey::derive(b"der").token(0, b"id")
+        );
+        // A secret given: one key at every address.
+        let given = ResetSource::Secret(ResetKey::derive(b"der"));
+        let a = given
+            .key_at("192.0.2.1:443".parse().unwrap())
+            .token(0, b"id");
+        let b = given
+            .key_at("192.0.2.2:8443".parse().unwrap())
+            .token(0, b"id");
+        assert_eq!(a, b);
     }
 
     #[test]

@@ -63,6 +63,40 @@ fn a_flood_of_initials_from_many_addresses_leaves_a_real_client_room() {
     assert!(c.retries >= 5, "{c:?}");
 }
 
+#[test]
+fn spoofed_initials_get_retries_once_real_connections_hold_half_the_slots() {
+    let certs = Certs::new();
+    // Eight slots, six of them held by real clients whose handshakes are done (so none of
+    // them counts as a handshake under way).
+    let mut net = Net::new(server(&certs).max_connections(8), 100);
+    let mut client = client_config(1 << 20);
+    for i in 0..6 {
+        let real = addr(&format!("127.0.0.{}:5000", 10 + i));
+        net.peers.push(Peer::connect(&mut client, real));
+        net.until("a real client's handshake", |n| n.peers[i].h3.is_some());
+    }
+    assert_eq!(net.server.connections(), 6);
+    // Two spoofed Initials: each a Retry, no slot taken.
+    for i in 0..2 {
+        let mut spoofed = Peer::connect(&mut client, addr(&format!("127.0.0.{}:5000", 50 + i)));
+        spoofed.deaf = true;
+        net.peers.push(spoofed);
+    }
+    net.until("the spoofed Initials answered", |n| {
+        n.peers[6..].iter().all(|p| p.retries > 0)
+    });
+    assert_eq!(net.server.connections(), 6);
+    // A real client still connects (through a Retry).
+    net.peers
+        .push(Peer::connect(&mut client, addr("127.0.0.99:6000")));
+    net.until("the last real client's handshake", |n| {
+        n.peers[8].h3.is_some()
+    });
+    assert!(net.peers[8].retries >= 1);
+    let c = net.server.counts();
+    assert_eq!((c.accepted, c.refused), (7, 0), "{c:?}");
+}
+
 /// The stateless reset token `server` answers a short-header packet for connection ID `cid`
 /// with (an ID of thread 0's, which the server does not know).
 fn reset_token(server: &mut Server, cid: &[u8; 16]) -> [u8; 16] {
@@ -97,9 +131,30 @@ fn servers_with_the_same_key_make_the_same_reset_tokens() {
         first,
         reset_token(&mut Server::new(server(&certs), local), &next)
     );
-    // A secret of its own, whatever the TLS key.
+    // Another address or port on the same key (a second listener, another server of a
+    // fleet sharing a certificate): another token, so that a connection ID seen on one
+    // cannot be turned into the other's reset.
+    let other_port = addr("127.0.0.1:4434");
+    assert_ne!(local, other_port);
+    assert_ne!(
+        first,
+        reset_token(&mut Server::new(server(&certs), other_port), &cid)
+    );
+    assert_ne!(
+        first,
+        reset_token(
+            &mut Server::new(server(&certs), addr("127.0.0.2:4433")),
+            &cid
+        )
+    );
+    // A secret of its own, whatever the TLS key, and whatever the address (a fleet that
+    // routes by connection ID gives every server one on purpose).
     let secret = |c: &Certs| server(c).stateless_reset_secret(b"kept apart");
     assert_eq!(token(secret(&certs)), token(secret(&other)));
+    assert_eq!(
+        token(secret(&certs)),
+        reset_token(&mut Server::new(secret(&certs), other_port), &cid)
+    );
     assert_ne!(token(secret(&certs)), first);
 }
 
@@ -111,6 +166,14 @@ fn a_new_server_of_the_same_key_ends_the_old_ones_connection_with_a_reset() {
     peer.ping = Some(Duration::from_millis(20));
     net.peers.push(peer);
     net.until("handshake", |n| n.peers[0].h3.is_some());
+    // First a server of another key on the same address: its resets carry tokens the client
+    // does not hold, and end nothing (so that the reset below is the key's doing, not any
+    // reset's).
+    net.server = Server::new(server(&Certs::new()), addr(SERVER));
+    net.until("resets of another key", |n| {
+        n.server.counts().stateless_resets >= 3
+    });
+    assert!(!net.peers[0].quic.is_closed() && !net.peers[0].quic.is_draining());
     // A new configuration read from the same files, as a restarted process reads them.
     net.server = Server::new(server(&certs), addr(SERVER));
     net.until("reset", |n| {

@@ -89,9 +89,12 @@ impl Server {
         } else if at_limit
             || match self.config.retry {
                 Retry::Never => false,
-                Retry::Flood(handshakes) => {
-                    self.handshakes >= flood_threshold(handshakes, self.config.max_connections)
-                }
+                Retry::Flood(handshakes) => flood_retry(
+                    handshakes,
+                    self.handshakes,
+                    self.live,
+                    self.config.max_connections,
+                ),
                 Retry::Always => true,
             }
         {
@@ -103,7 +106,7 @@ impl Server {
         };
         // Its stateless reset token, which this thread can make again from the ID after
         // losing the connection (restarted).
-        let reset = self.config.reset_key.token(self.config.thread, &scid);
+        let reset = self.reset_key.token(self.config.thread, &scid);
         (self.config.quic).set_stateless_reset_token(Some(reset));
         let quic = quiche::accept(
             &scid,
@@ -172,14 +175,21 @@ impl Server {
     }
 }
 
-/// Handshakes under way past which [`Retry::Flood`] answers with a Retry: the threshold
-/// configured, or half the connections the server may hold if that is fewer. Spoofed Initials
-/// (one each from many addresses, never continued) hold their slots until the handshake's
-/// deadline: were the threshold at or past the limit, they would take every slot before any
-/// Retry, and a real client's Initial would be dropped until they time out. Past half, every
-/// new handshake proves its address first, so the other half is left to clients that do.
-pub(super) fn flood_threshold(configured: usize, max_connections: usize) -> usize {
-    configured.min(max_connections / 2)
+/// Whether [`Retry::Flood`] answers a tokenless Initial with a Retry: when `handshakes`
+/// handshakes are under way, at least the threshold `configured`, or when `live` connections
+/// (handshaking or not) hold half the `max_connections` slots. Spoofed Initials (one each from
+/// many addresses, never continued) hold their slots until the handshake's deadline; counting
+/// only handshakes, a server whose slots real connections mostly hold would give the last
+/// ones to them, and a real client's Initial would be dropped until they time out. Past half
+/// the slots, every new connection proves its address first: unvalidated connections never
+/// take more than half, and the rest is left to clients that prove theirs.
+pub(super) fn flood_retry(
+    configured: usize,
+    handshakes: usize,
+    live: usize,
+    max_connections: usize,
+) -> bool {
+    handshakes >= configured || live >= max_connections / 2
 }
 
 /// What `max_per_address` counts by: an IPv4 address (also as a dual-stack socket sees it,
@@ -199,14 +209,19 @@ pub(super) fn address_key(ip: IpAddr) -> IpAddr {
 
 #[cfg(test)]
 mod tests {
-    use super::{address_key, flood_threshold};
+    use super::{address_key, flood_retry};
     use std::net::IpAddr;
 
     #[test]
-    fn retries_start_by_half_the_connection_limit() {
-        assert_eq!(flood_threshold(128, 10_000), 128);
-        assert_eq!(flood_threshold(128, 100), 50);
-        assert_eq!(flood_threshold(128, 1), 0);
+    fn retries_start_at_the_threshold_or_by_half_the_connection_slots() {
+        // Handshakes under way at the threshold.
+        assert!(!flood_retry(128, 127, 127, 10_000));
+        assert!(flood_retry(128, 128, 128, 10_000));
+        // Half the slots held, by handshakes or by connections done.
+        assert!(!flood_retry(128, 49, 49, 100));
+        assert!(flood_retry(128, 50, 50, 100));
+        assert!(flood_retry(128, 0, 50, 100));
+        assert!(flood_retry(128, 0, 0, 1));
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl Server {
         // A short header's first bits: 0 (short), 1 (fixed).
         out[0] = 0x40 | (out[0] & 0x3f);
         let n = out.len();
-        let token = self.config.reset_key.token(self.config.thread, dcid);
+        let token = self.reset_key.token(self.config.thread, dcid);
         out[n - 16..].copy_from_slice(&token.to_be_bytes());
         self.stateless.push_back((out, from));
         self.counts.stateless_resets += 1;
