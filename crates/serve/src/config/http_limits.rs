@@ -15,8 +15,8 @@ pub const H3_CONNECTION_WINDOW: u64 = 256 * 1024;
 #[serde(rename_all = "lowercase")]
 pub enum H3Retry {
     /// When a thread has [`http3::DEFAULT_RETRY_HANDSHAKES`] handshakes under way (a flood),
-    /// or half its share of `h3_max_connections` if that is fewer: otherwise no round trip
-    /// more for anyone.
+    /// or once its connections hold half its share of `h3_max_connections`: otherwise no
+    /// round trip more for anyone.
     Flood,
     /// Every connection (one round trip more for each).
     Always,
@@ -54,18 +54,21 @@ impl Config {
     }
 
     /// HTTP/3's limits (the `http3` crate's defaults, with the `h3_*` keys over them). The
-    /// largest header block taken (SETTINGS_MAX_FIELD_SECTION_SIZE) is HTTP/2's hard bound:
-    /// four times HTTP/1.1's largest request as QPACK counts it (a request line, a head, 32
-    /// bytes a field). quiche closes the whole connection (H3_EXCESSIVE_LOAD) for a block past
-    /// it, and buffers up to one and a half times it of a stream's encoded block; within it,
-    /// wire's checks answer 414 or 431 for that request alone, as over HTTP/1.1 and HTTP/2.
-    /// The receive windows are small: a request body is read only to be dropped, so a client
-    /// is given no room to send much of one ahead.
+    /// largest header block taken is HTTP/1.1's largest request as QPACK counts it (a request
+    /// line, a head, 32 bytes a field): within it, wire's checks answer 414 or 431 for that
+    /// request alone, as over HTTP/1.1. Past it quiche closes the connection
+    /// (H3_EXCESSIVE_LOAD): the bound is kept this low because quiche buffers up to one and a
+    /// half times it of each stream's encoded block while it arrives, with no bound across
+    /// streams or connections. The receive windows are small: a request body is read only to be dropped, so a
+    /// client is given no room to send much of one ahead.
     pub fn http3_limits(&self) -> http3::Limits {
+        let http11 = (self.max_request_line)
+            .saturating_add(self.max_header_bytes)
+            .saturating_add(self.max_headers.saturating_mul(32));
         http3::Limits {
             idle_timeout: std::time::Duration::from_millis(self.h3_idle_timeout_ms),
             max_streams: self.h3_max_streams,
-            max_field_section: u64::from(self.max_header_list_decoded()),
+            max_field_section: http11 as u64,
             stream_window: H3_STREAM_WINDOW,
             connection_window: H3_CONNECTION_WINDOW,
             ..http3::Limits::default()
@@ -97,8 +100,7 @@ impl Config {
         }
     }
 
-    /// The most of one HTTP/2 header list decoded before the connection ends (and HTTP/3's
-    /// largest header block): four times the
+    /// The most of one HTTP/2 header list decoded before the connection ends: four times the
     /// largest request HTTP/1.1 takes, as a header list counts it (a request line, a head, 32
     /// bytes a field), so that no request a client means is near it.
     fn max_header_list_decoded(&self) -> u32 {
@@ -184,11 +186,8 @@ mod tests {
             (64 * 1024, 256 * 1024)
         );
         assert_eq!(limits.idle_timeout, std::time::Duration::from_millis(1500));
-        // HTTP/2's hard bound on a header list: 431 within it, not a connection closed.
-        assert_eq!(
-            limits.max_field_section,
-            u64::from(tls.max_header_list_decoded())
-        );
+        // HTTP/1.1's largest request, as QPACK counts it: the hard bound of a header block.
+        assert_eq!(limits.max_field_section, 8192 + 16_384 + 64 * 32);
         // HTTP/1.1's and HTTP/2's deadlines are HTTP/3's.
         let timeouts = Config {
             header_timeout_ms: 11,
