@@ -302,8 +302,9 @@ pub struct ServerConfig {
     ticket_period: Period,
 }
 
-/// The stateless reset key of a server whose TLS private key is the PEM file `key`: derived
-/// from the key's DER encoding (the same key in another PEM layout gives the same tokens).
+/// Where the stateless reset key of a server whose TLS private key is the PEM file `key`
+/// comes from: the key's DER encoding (the same key in another PEM layout gives the same
+/// tokens) and the host name; each server adds the address it is bound to.
 fn reset_source_of(key: &Path) -> Result<ResetSource, Error> {
     let what = || format!("key {}", key.display());
     let pem = std::fs::read(key).map_err(|source| Error::File {
@@ -316,7 +317,19 @@ fn reset_source_of(key: &Path) -> Result<ResetSource, Error> {
             what: what(),
             source: quiche::Error::TlsFail,
         })?;
-    Ok(ResetSource::tls_key(&der))
+    Ok(ResetSource::tls_key(&der, &host_name()))
+}
+
+/// The machine's host name (Linux's, as the kernel holds it), or nothing if it cannot be read:
+/// the same across a restart, and told apart between the hosts of a fleet bound to the same
+/// wildcard address with the same certificate.
+fn host_name() -> Vec<u8> {
+    std::fs::read("/proc/sys/kernel/hostname")
+        .map(|mut name| {
+            name.truncate(name.trim_ascii_end().len());
+            name
+        })
+        .unwrap_or_default()
 }
 
 impl ServerConfig {

@@ -51,27 +51,37 @@ const RESET_LABEL: &[u8] = b"flint h3 stateless reset v1";
 #[derive(Clone)]
 pub(crate) enum ResetSource {
     /// The TLS private key (HKDF's pseudorandom key extracted from it, the key itself not
-    /// kept): each server's key is expanded with the address and port it is bound to
-    /// ([`ResetSource::key_at`]), so servers sharing a certificate's key (a second port, a
-    /// fleet on one wildcard certificate) make unrelated tokens, and a connection ID seen on
-    /// one cannot be sent to another for its token (RFC 9000 10.3.2, 21.11); a server
-    /// restarted on the same address makes the same ones.
-    TlsKey([u8; 32]),
+    /// kept) and the machine's host name: each server's key is expanded with the address and
+    /// port it is bound to and the host name ([`ResetSource::key_at`]), so servers sharing a
+    /// certificate's key (a second port, a fleet on one wildcard certificate, each bound to
+    /// the wildcard address on its own host) make unrelated tokens, and a connection ID seen
+    /// on one cannot be sent to another for its token (RFC 9000 10.3.2, 21.11); a server
+    /// restarted on the same address and host makes the same ones.
+    TlsKey { prk: [u8; 32], host: Box<[u8]> },
     /// A secret given for this use: the same key wherever it is given, on purpose (a fleet
     /// that routes by connection ID, whose any server may end another's connection).
     Secret(ResetKey),
 }
 
 impl ResetSource {
-    /// The source of a server whose TLS private key's DER encoding is `der`.
-    pub(crate) fn tls_key(der: &[u8]) -> ResetSource {
-        ResetSource::TlsKey(extract(der))
+    /// The source of a server whose TLS private key's DER encoding is `der`, on the host
+    /// named `host`.
+    pub(crate) fn tls_key(der: &[u8], host: &[u8]) -> ResetSource {
+        ResetSource::TlsKey {
+            prk: extract(der),
+            host: host.into(),
+        }
     }
 
     /// The key of a server bound at `local`.
     pub(crate) fn key_at(&self, local: SocketAddr) -> ResetKey {
         match self {
-            ResetSource::TlsKey(prk) => ResetKey::expand(prk, &address(local)),
+            ResetSource::TlsKey { prk, host } => {
+                // The address is of fixed length: the host name after it is told apart.
+                let mut context = address(local).to_vec();
+                context.extend_from_slice(host);
+                ResetKey::expand(prk, &context)
+            }
             ResetSource::Secret(key) => key.clone(),
         }
     }
@@ -315,9 +325,16 @@ mod tests {
     }
 
     #[test]
-    fn a_tls_keys_reset_tokens_differ_by_the_address_bound() {
-        let source = ResetSource::tls_key(b"der");
+    fn a_tls_keys_reset_tokens_differ_by_the_address_bound_and_the_host() {
+        let source = ResetSource::tls_key(b"der", b"host-a");
         let at = |s: &str| source.key_at(s.parse().unwrap()).token(0, b"id");
+        // Another host on the same address (a fleet, each bound to the wildcard).
+        let other_host = ResetSource::tls_key(b"der", b"host-b");
+        let wildcard = "0.0.0.0:443".parse().unwrap();
+        assert_ne!(
+            at("0.0.0.0:443"),
+            other_host.key_at(wildcard).token(0, b"id")
+        );
         assert_eq!(at("192.0.2.1:443"), at("192.0.2.1:443"));
         assert_ne!(at("192.0.2.1:443"), at("192.0.2.1:8443"));
         assert_ne!(at("192.0.2.1:443"), at("192.0.2.2:443"));
