@@ -4,6 +4,7 @@
 
 use crate::error::Error;
 use crate::tickets::Period;
+use crate::token::{ResetKey, ResetSource};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -266,8 +267,10 @@ pub enum Retry {
     /// Never (every handshake a round trip shorter; a flood of spoofed Initials costs state).
     Never,
     /// When this many handshakes are under way at once (a flood, most likely from spoofed
-    /// addresses, which never come back with the token): no state for them, no round trip
-    /// more for anyone otherwise.
+    /// addresses, which never come back with the token), or once connections (handshaking
+    /// or done) hold half of `max_connections` (so unvalidated connections never take more
+    /// than half the slots, however many real ones hold the rest): no state for spoofed
+    /// Initials, no round trip more for anyone otherwise.
     Flood(usize),
     /// For every connection.
     Always,
@@ -291,8 +294,42 @@ pub struct ServerConfig {
     /// The index of the thread (socket) serving with it, written in the connection IDs it
     /// issues: a thread answers a stateless reset only for its own IDs.
     pub(crate) thread: u16,
+    /// What the stateless reset tokens' key is derived from (`token.rs`): the TLS private key
+    /// (with the address each server is bound to), or a secret given; so a restarted
+    /// server's reset ends the connections its predecessor held.
+    pub(crate) reset: ResetSource,
     /// The session ticket key's rotation period, read by the TLS context's ticket callback.
     ticket_period: Period,
+}
+
+/// Where the stateless reset key of a server whose TLS private key is the PEM file `key`
+/// comes from: the key's DER encoding (the same key in another PEM layout gives the same
+/// tokens) and the host name; each server adds the address it is bound to.
+fn reset_source_of(key: &Path) -> Result<ResetSource, Error> {
+    let what = || format!("key {}", key.display());
+    let pem = std::fs::read(key).map_err(|source| Error::File {
+        what: what(),
+        source,
+    })?;
+    let der = boring::pkey::PKey::private_key_from_pem(&pem)
+        .and_then(|k| k.private_key_to_der())
+        .map_err(|_| Error::Config {
+            what: what(),
+            source: quiche::Error::TlsFail,
+        })?;
+    Ok(ResetSource::tls_key(&der, &host_name()))
+}
+
+/// The machine's host name (Linux's, as the kernel holds it), or nothing if it cannot be read:
+/// the same across a restart, and told apart between the hosts of a fleet bound to the same
+/// wildcard address with the same certificate.
+fn host_name() -> Vec<u8> {
+    std::fs::read("/proc/sys/kernel/hostname")
+        .map(|mut name| {
+            name.truncate(name.trim_ascii_end().len());
+            name
+        })
+        .unwrap_or_default()
 }
 
 impl ServerConfig {
@@ -312,6 +349,7 @@ impl ServerConfig {
         // RFC 9000 8.1: at most three times what an unvalidated address sent us.
         quic.set_max_amplification_factor(3);
         crate::token::init();
+        let reset = reset_source_of(key)?;
         Ok(ServerConfig {
             quic,
             max_field_section: limits.max_field_section,
@@ -322,8 +360,21 @@ impl ServerConfig {
             retry: Retry::Flood(DEFAULT_RETRY_HANDSHAKES),
             token_lifetime: Duration::from_secs(10),
             thread: 0,
+            reset,
             ticket_period,
         })
+    }
+
+    /// Derives the stateless reset tokens' key from `secret` instead of from the TLS private
+    /// key and the address bound (as nginx's `quic_stateless_reset_token_key`): servers given
+    /// the same secret, in this process or another, at any address, make the same token for
+    /// a connection ID. For a fleet that routes by connection ID, whose servers end each
+    /// other's connections on purpose; anyone who sees a connection's ID can get its token
+    /// from any of them (RFC 9000 21.11), so give one secret only to servers a client's
+    /// packets may reach for the same connection.
+    pub fn stateless_reset_secret(mut self, secret: &[u8]) -> ServerConfig {
+        self.reset = ResetSource::Secret(ResetKey::derive(secret));
+        self
     }
 
     /// How often the session ticket key changes (default [`crate::DEFAULT_TICKET_KEY_PERIOD`],
@@ -364,7 +415,8 @@ impl ServerConfig {
         self
     }
 
-    /// When to send a Retry (default [`Retry::Flood`] at 128 handshakes under way).
+    /// When to send a Retry (default [`Retry::Flood`] at 128 handshakes under way, or once
+    /// connections hold half of [`ServerConfig::max_connections`]).
     pub fn retry(mut self, retry: Retry) -> ServerConfig {
         self.retry = retry;
         self

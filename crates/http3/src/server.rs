@@ -170,6 +170,8 @@ struct PerAddress {
 /// The HTTP/3 connections of one UDP socket.
 pub struct Server {
     config: ServerConfig,
+    /// The stateless reset tokens' key, for the address this server is bound to.
+    reset_key: crate::token::ResetKey,
     local: SocketAddr,
     slots: Vec<Slot>,
     free: Vec<u32>,
@@ -204,6 +206,7 @@ impl Server {
     /// A server for the socket bound at `local`.
     pub fn new(config: ServerConfig, local: SocketAddr) -> Server {
         Server {
+            reset_key: config.reset.key_at(local),
             config,
             local,
             slots: Vec::new(),
@@ -304,11 +307,24 @@ impl Server {
         }
     }
 
-    /// Ends `slot`'s connection if QUIC has closed it, with its `Closed` event.
-    fn sweep(&mut self, slot: u32) {
+    /// Ends `slot`'s connection if QUIC has closed it, with its `Closed` event. With
+    /// `all_sent` (QUIC had nothing more to send) after `go_away`, a connection closing or
+    /// draining (its CONNECTION_CLOSE sent, or the client's received) ends now rather than
+    /// after QUIC's closing period (three PTOs: seconds for a handshake with no round trip
+    /// measured), which would only answer the client's further packets with the close again:
+    /// the drain waits for no connection that has nothing left to deliver. A handshake whose
+    /// close the amplification limit holds back (RFC 9000 8.1) ends too: it has no request.
+    fn sweep(&mut self, slot: u32, all_sent: bool) {
         self.timers.get_mut().touch(slot);
+        let going_away = self.going_away;
         let entry = &mut self.slots[slot as usize];
-        if !entry.conn.as_ref().is_some_and(|c| c.quic.is_closed()) {
+        let ended = |c: &Conn| {
+            c.quic.is_closed()
+                || (all_sent
+                    && going_away
+                    && (c.quic.local_error().is_some() || c.quic.is_draining()))
+        };
+        if !entry.conn.as_ref().is_some_and(ended) {
             return;
         }
         let conn = entry.conn.take().expect("checked above");

@@ -1,6 +1,7 @@
-//! The server's stateless tokens, made with one key drawn from the kernel's generator when
-//! the process makes its first server configuration and shared by every thread's server (a
-//! client's Retry token is good on whichever thread its next Initial lands):
+//! The server's stateless tokens. Retry tokens and session ticket keys are made with one key
+//! drawn from the kernel's generator when the process makes its first server configuration,
+//! shared by every thread's server (a client's Retry token is good on whichever thread its
+//! next Initial lands); stateless reset tokens with a key derived from the TLS private key:
 //!
 //! Every token begins with a byte naming its kind and format ([`RETRY_V1`]): a token without
 //! it (another server's, or a format of ours given up) is not ours, and the server takes it
@@ -13,8 +14,10 @@
 //!   can time the other) and 16 bytes of the MAC; the address and the new ID are in the MAC
 //!   only, so a token is good from the address it was given to, for the ID it was given with.
 //! - Stateless reset tokens (RFC 9000 10.3): HMAC of the thread holding a connection and its
-//!   ID, so a thread that no longer knows a connection (restarted, its state dropped) can
-//!   still end it. Only that thread answers with it (the ID names the thread, see `cid`):
+//!   ID under a key of their own ([`ResetKey`]), derived with HKDF from the server's TLS
+//!   private key and the address it is bound to rather than drawn at start, so a thread
+//!   that no longer knows a connection (restarted, its state dropped, in this process or a
+//!   new one) can still end it, and another server on that TLS key cannot ([`ResetSource`]). Only that thread answers with it (the ID names the thread, see `cid`):
 //!   another thread sharing the key would hand a live connection's token to whoever sent a
 //!   packet with its ID from another address (RFC 9000 21.11).
 
@@ -38,8 +41,94 @@ struct Key {
     /// What each period's session ticket key is derived from (`tickets.rs`).
     tickets: Hmac<Sha256>,
     retry: Hmac<Sha256>,
-    reset: Hmac<Sha256>,
     epoch: Instant,
+}
+
+/// The label the stateless reset key is derived with (HKDF's info): a key for this use only.
+const RESET_LABEL: &[u8] = b"flint h3 stateless reset v1";
+
+/// Where a server's stateless reset key comes from.
+#[derive(Clone)]
+pub(crate) enum ResetSource {
+    /// The TLS private key (HKDF's pseudorandom key extracted from it, the key itself not
+    /// kept) and the machine's host name: each server's key is expanded with the address and
+    /// port it is bound to and the host name ([`ResetSource::key_at`]), so servers sharing a
+    /// certificate's key (a second port, a fleet on one wildcard certificate, each bound to
+    /// the wildcard address on its own host) make unrelated tokens, and a connection ID seen
+    /// on one cannot be sent to another for its token (RFC 9000 10.3.2, 21.11); a server
+    /// restarted on the same address and host makes the same ones.
+    TlsKey { prk: [u8; 32], host: Box<[u8]> },
+    /// A secret given for this use: the same key wherever it is given, on purpose (a fleet
+    /// that routes by connection ID, whose any server may end another's connection).
+    Secret(ResetKey),
+}
+
+impl ResetSource {
+    /// The source of a server whose TLS private key's DER encoding is `der`, on the host
+    /// named `host`.
+    pub(crate) fn tls_key(der: &[u8], host: &[u8]) -> ResetSource {
+        ResetSource::TlsKey {
+            prk: extract(der),
+            host: host.into(),
+        }
+    }
+
+    /// The key of a server bound at `local`.
+    pub(crate) fn key_at(&self, local: SocketAddr) -> ResetKey {
+        match self {
+            ResetSource::TlsKey { prk, host } => {
+                // The address is of fixed length: the host name after it is told apart.
+                let mut context = address(local).to_vec();
+                context.extend_from_slice(host);
+                ResetKey::expand(prk, &context)
+            }
+            ResetSource::Secret(key) => key.clone(),
+        }
+    }
+}
+
+/// HKDF-SHA-256's extract step (RFC 5869) with a fixed salt.
+fn extract(secret: &[u8]) -> [u8; 32] {
+    let mut m =
+        <Hmac<Sha256> as KeyInit>::new_from_slice(b"flint h3 hkdf salt").expect("any key length");
+    m.update(secret);
+    m.finalize().into_bytes().into()
+}
+
+/// The key of a server's stateless reset tokens, the keyed MAC of its label: derived from
+/// secret bytes that outlive the process (the TLS private key, or a secret given), so a
+/// restarted server makes the same token for a connection ID as the server that issued it,
+/// and its reset ends the client's side at once (RFC 9000 10.3).
+#[derive(Clone)]
+pub(crate) struct ResetKey(Hmac<Sha256>);
+
+impl ResetKey {
+    /// The key derived from `secret` with HKDF-SHA-256 (RFC 5869: extract with a fixed salt,
+    /// expand one block with [`RESET_LABEL`]): one-way, so tokens seen on the wire tell
+    /// nothing of the secret; another label would give an unrelated key.
+    pub(crate) fn derive(secret: &[u8]) -> ResetKey {
+        ResetKey::expand(&extract(secret), &[])
+    }
+
+    /// HKDF's expand step, one block, with [`RESET_LABEL`] and `context` as its info (the
+    /// label is of fixed length, so the context cannot be confused with it).
+    fn expand(prk: &[u8; 32], context: &[u8]) -> ResetKey {
+        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(prk).expect("any key length");
+        m.update(RESET_LABEL);
+        m.update(context);
+        m.update(&[1]);
+        let okm = m.finalize().into_bytes();
+        ResetKey(<Hmac<Sha256> as KeyInit>::new_from_slice(&okm).expect("any key length"))
+    }
+
+    /// The stateless reset token of connection ID `cid`, held by thread `thread`.
+    pub(crate) fn token(&self, thread: u16, cid: &[u8]) -> u128 {
+        let mut m = self.0.clone();
+        m.update(&thread.to_be_bytes());
+        m.update(cid);
+        let tag = m.finalize().into_bytes();
+        u128::from_be_bytes(tag[..16].try_into().expect("32 bytes"))
+    }
 }
 
 fn key() -> &'static Key {
@@ -55,7 +144,6 @@ fn key() -> &'static Key {
         Key {
             tickets: keyed(b"flint h3 tickets"),
             retry: keyed(b"flint h3 retry"),
-            reset: keyed(b"flint h3 reset"),
             epoch: Instant::now(),
         }
     })
@@ -181,15 +269,6 @@ pub(crate) fn open<'t>(
     (now < u64::from_be_bytes(*expiry)).then_some(odcid)
 }
 
-/// The stateless reset token of connection ID `cid`, held by thread `thread`.
-pub(crate) fn reset(thread: u16, cid: &[u8]) -> u128 {
-    let mut m = key().reset.clone();
-    m.update(&thread.to_be_bytes());
-    m.update(cid);
-    let tag = m.finalize().into_bytes();
-    u128::from_be_bytes(tag[..16].try_into().expect("32 bytes"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,9 +307,66 @@ mod tests {
     }
 
     #[test]
-    fn reset_tokens_are_per_id_and_stable() {
+    fn reset_tokens_are_per_id_and_thread_and_stable_for_a_secret() {
+        let key = ResetKey::derive(b"secret");
+        let reset = |thread, cid| key.token(thread, cid);
         assert_eq!(reset(0, b"abc"), reset(0, b"abc"));
         assert_ne!(reset(0, b"abc"), reset(0, b"abd"));
         assert_ne!(reset(0, b"abc"), reset(1, b"abc"));
+        // The same secret later (a restart): the same token; another secret: another.
+        assert_eq!(
+            ResetKey::derive(b"secret").token(0, b"abc"),
+            reset(0, b"abc")
+        );
+        assert_ne!(
+            ResetKey::derive(b"secreT").token(0, b"abc"),
+            reset(0, b"abc")
+        );
+    }
+
+    #[test]
+    fn a_tls_keys_reset_tokens_differ_by_the_address_bound_and_the_host() {
+        let source = ResetSource::tls_key(b"der", b"host-a");
+        let at = |s: &str| source.key_at(s.parse().unwrap()).token(0, b"id");
+        // Another host on the same address (a fleet, each bound to the wildcard).
+        let other_host = ResetSource::tls_key(b"der", b"host-b");
+        let wildcard = "0.0.0.0:443".parse().unwrap();
+        assert_ne!(
+            at("0.0.0.0:443"),
+            other_host.key_at(wildcard).token(0, b"id")
+        );
+        assert_eq!(at("192.0.2.1:443"), at("192.0.2.1:443"));
+        assert_ne!(at("192.0.2.1:443"), at("192.0.2.1:8443"));
+        assert_ne!(at("192.0.2.1:443"), at("192.0.2.2:443"));
+        assert_ne!(at("192.0.2.1:443"), at("[::]:443"));
+        // Not the key of the same bytes given as a secret (that one has no address).
+        assert_ne!(
+            at("192.0.2.1:443"),
+            ResetKey::derive(b"der").token(0, b"id")
+        );
+        // A secret given: one key at every address.
+        let given = ResetSource::Secret(ResetKey::derive(b"der"));
+        let a = given
+            .key_at("192.0.2.1:443".parse().unwrap())
+            .token(0, b"id");
+        let b = given
+            .key_at("192.0.2.2:8443".parse().unwrap())
+            .token(0, b"id");
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn the_reset_key_is_hkdf_sha256_of_the_secret() {
+        // RFC 5869's construction, one block, computed here step by step.
+        let hmac = |key: &[u8], data: &[u8]| {
+            let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap();
+            m.update(data);
+            m.finalize().into_bytes()
+        };
+        let prk = hmac(b"flint h3 hkdf salt", b"secret");
+        let okm = hmac(&prk, b"flint h3 stateless reset v1\x01");
+        let tag = hmac(&okm, &[0, 7, b'i', b'd']);
+        let want = u128::from_be_bytes(tag[..16].try_into().unwrap());
+        assert_eq!(ResetKey::derive(b"secret").token(7, b"id"), want);
     }
 }

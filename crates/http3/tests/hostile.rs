@@ -546,7 +546,7 @@ fn a_server_that_lost_a_connection_ends_it_with_a_stateless_reset() {
     let certs = Certs::new();
     let mut net = Net::new(server(&certs, Timeouts::default()), 100);
     handshake(&mut net, pinging(1 << 20));
-    // The server starts again, knowing nothing of the connection; the key is the process's.
+    // The server starts again, knowing nothing of the connection; the key is the TLS key's.
     net.server = http3::Server::new(
         server(&certs, Timeouts::default()),
         common::raw::SERVER.parse().unwrap(),

@@ -2,15 +2,14 @@
 //! a version to negotiate, `go_away`, address validation by Retry, an address's limit).
 
 use super::paths::Paths;
-use super::stateless::{MAX_STATELESS, MIN_RESET};
+use super::stateless::MIN_RESET;
 use super::{Conn, Server, Slot};
 use crate::config::Retry;
 use crate::{cid, token};
 use std::net::{IpAddr, SocketAddr};
 
 impl Server {
-    /// A new connection for a client's Initial, or None (not an Initial, a version to
-    /// negotiate, the limit reached).
+    /// A new connection for a client's Initial, or None (not an Initial, the limit reached).
     pub(super) fn accept(
         &mut self,
         hdr: &quiche::Header<'_>,
@@ -38,18 +37,10 @@ impl Server {
             self.counts.refused += 1;
             return None;
         }
+        // (A version to negotiate was answered before the header was read as QUIC v1's:
+        // `receive.rs`, `stateless.rs`.)
         if !quiche::version_is_supported(hdr.version) {
-            // Bounded: a caller that stops sending does not let a flood queue without end.
-            if self.stateless.len() >= MAX_STATELESS {
-                self.counts.refused += 1;
-                return None;
-            }
-            let mut out = vec![0u8; crate::MAX_DATAGRAM];
-            if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, &mut out) {
-                out.truncate(n);
-                self.stateless.push_back((out, from));
-                self.counts.version_negotiation += 1;
-            }
+            self.counts.unknown += 1;
             return None;
         }
         // One address (an IPv6 /64) does not take every connection. Only connections from
@@ -98,7 +89,12 @@ impl Server {
         } else if at_limit
             || match self.config.retry {
                 Retry::Never => false,
-                Retry::Flood(handshakes) => self.handshakes >= handshakes,
+                Retry::Flood(handshakes) => flood_retry(
+                    handshakes,
+                    self.handshakes,
+                    self.live,
+                    self.config.max_connections,
+                ),
                 Retry::Always => true,
             }
         {
@@ -110,7 +106,7 @@ impl Server {
         };
         // Its stateless reset token, which this thread can make again from the ID after
         // losing the connection (restarted).
-        let reset = token::reset(self.config.thread, &scid);
+        let reset = self.reset_key.token(self.config.thread, &scid);
         (self.config.quic).set_stateless_reset_token(Some(reset));
         let quic = quiche::accept(
             &scid,
@@ -179,6 +175,23 @@ impl Server {
     }
 }
 
+/// Whether [`Retry::Flood`] answers a tokenless Initial with a Retry: when `handshakes`
+/// handshakes are under way, at least the threshold `configured`, or when `live` connections
+/// (handshaking or not) hold half the `max_connections` slots. Spoofed Initials (one each from
+/// many addresses, never continued) hold their slots until the handshake's deadline; counting
+/// only handshakes, a server whose slots real connections mostly hold would give the last
+/// ones to them, and a real client's Initial would be dropped until they time out. Past half
+/// the slots, every new connection proves its address first: unvalidated connections never
+/// take more than half, and the rest is left to clients that prove theirs.
+pub(super) fn flood_retry(
+    configured: usize,
+    handshakes: usize,
+    live: usize,
+    max_connections: usize,
+) -> bool {
+    handshakes >= configured || live >= max_connections / 2
+}
+
 /// What `max_per_address` counts by: an IPv4 address (also as a dual-stack socket sees it,
 /// mapped), or an IPv6 address's /64 (a host is commonly given a whole /64).
 pub(super) fn address_key(ip: IpAddr) -> IpAddr {
@@ -196,8 +209,20 @@ pub(super) fn address_key(ip: IpAddr) -> IpAddr {
 
 #[cfg(test)]
 mod tests {
-    use super::address_key;
+    use super::{address_key, flood_retry};
     use std::net::IpAddr;
+
+    #[test]
+    fn retries_start_at_the_threshold_or_by_half_the_connection_slots() {
+        // Handshakes under way at the threshold.
+        assert!(!flood_retry(128, 127, 127, 10_000));
+        assert!(flood_retry(128, 128, 128, 10_000));
+        // Half the slots held, by handshakes or by connections done.
+        assert!(!flood_retry(128, 49, 49, 100));
+        assert!(flood_retry(128, 50, 50, 100));
+        assert!(flood_retry(128, 0, 50, 100));
+        assert!(flood_retry(128, 0, 0, 1));
+    }
 
     #[test]
     fn addresses_count_by_ipv4_address_and_ipv6_64() {

@@ -54,7 +54,7 @@ impl Server {
             }
             if due {
                 self.mark_send(slot);
-                self.sweep(slot);
+                self.sweep(slot, false);
             }
         }
     }

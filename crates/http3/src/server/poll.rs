@@ -32,7 +32,7 @@ impl Server {
                 Err(_) => {
                     conn.polling = false;
                     self.to_poll.pop_front();
-                    self.sweep(slot);
+                    self.sweep(slot, false);
                     continue;
                 }
             };

@@ -5,6 +5,7 @@
 use super::accept::address_key;
 use super::goaway::{goaway_done, write_goaway};
 use super::resets::reset_acknowledged;
+use super::stateless::version_to_negotiate;
 use super::{clocks, ConnId, RequestId, Server, ServerEvent, DATA_FRAME_HEADER};
 use crate::cid;
 use crate::config::h3_config;
@@ -20,6 +21,13 @@ impl Server {
     /// client's Initial. What cannot be read is counted and dropped, never an error.
     pub fn recv(&mut self, datagram: &mut [u8], from: SocketAddr) {
         self.now = Instant::now();
+        // A version this server does not speak: only the fields every version shares are
+        // read (RFC 8999), never the rest as if it were v1's (which could fail on a valid
+        // packet of another version and leave it unanswered).
+        if let Some((dcid, scid)) = version_to_negotiate(datagram) {
+            self.send_version_negotiation(dcid, scid, datagram.len(), from);
+            return;
+        }
         // A short header does not say how long its connection ID is: it is ours, so ours.
         let hdr = match quiche::Header::from_slice(datagram, cid::LEN) {
             Ok(h) => h,

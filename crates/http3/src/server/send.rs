@@ -70,7 +70,7 @@ impl Server {
                 Err(_) => {
                     conn.sending = false;
                     self.to_send.pop_front();
-                    self.sweep(slot);
+                    self.sweep(slot, true);
                 }
             }
         }

@@ -14,8 +14,9 @@ pub const H3_CONNECTION_WINDOW: u64 = 256 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum H3Retry {
-    /// When a thread has [`http3::DEFAULT_RETRY_HANDSHAKES`] handshakes under way (a flood):
-    /// otherwise no round trip more for anyone.
+    /// When a thread has [`http3::DEFAULT_RETRY_HANDSHAKES`] handshakes under way (a flood),
+    /// or once its connections hold half its share of `h3_max_connections`: otherwise no
+    /// round trip more for anyone.
     Flood,
     /// Every connection (one round trip more for each).
     Always,
@@ -54,9 +55,12 @@ impl Config {
 
     /// HTTP/3's limits (the `http3` crate's defaults, with the `h3_*` keys over them). The
     /// largest header block taken is HTTP/1.1's largest request as QPACK counts it (a request
-    /// line, a head, 32 bytes a field): within it, wire's checks answer 414 or 431 as they do
-    /// over HTTP/1.1. The receive windows are small: a request body is read only to be
-    /// dropped, so a client is given no room to send much of one ahead.
+    /// line, a head, 32 bytes a field): within it, wire's checks answer 414 or 431 for that
+    /// request alone, as over HTTP/1.1. Past it quiche closes the connection
+    /// (H3_EXCESSIVE_LOAD): the bound is kept this low because quiche buffers up to one and a
+    /// half times it of each stream's encoded block while it arrives, with no bound across
+    /// streams or connections. The receive windows are small: a request body is read only to be dropped, so a
+    /// client is given no room to send much of one ahead.
     pub fn http3_limits(&self) -> http3::Limits {
         let http11 = (self.max_request_line)
             .saturating_add(self.max_header_bytes)
@@ -182,6 +186,8 @@ mod tests {
             (64 * 1024, 256 * 1024)
         );
         assert_eq!(limits.idle_timeout, std::time::Duration::from_millis(1500));
+        // HTTP/1.1's largest request, as QPACK counts it: the hard bound of a header block.
+        assert_eq!(limits.max_field_section, 8192 + 16_384 + 64 * 32);
         // HTTP/1.1's and HTTP/2's deadlines are HTTP/3's.
         let timeouts = Config {
             header_timeout_ms: 11,

@@ -88,6 +88,7 @@ mod server_h2_conformance;
 mod server_h2_requests;
 mod server_h3;
 mod server_h3_default;
+mod server_h3_defences;
 mod server_http;
 mod server_limits;
 mod server_shutdown;
