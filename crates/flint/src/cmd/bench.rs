@@ -383,8 +383,11 @@ fn stopped_early(result: &RunResult, missing_files: Option<&str>) -> Option<Stri
     let gave_up = result.stats.gave_up?;
     let statuses = &result.stats.statuses;
     let missing = gave_up.kind == ErrorKind::Status4xx && GaveUp::files_missing(statuses);
-    let hint = missing_files.filter(|_| missing);
-    Some(gave_up.line(&result.config, statuses, hint))
+    let hint = match missing_files.filter(|_| missing) {
+        Some(files) => Some(files.to_owned()),
+        None => gave_up.tls_hint(&result.config, &result.stats.tls_failures),
+    };
+    Some(gave_up.line(&result.config, statuses, hint.as_deref()))
 }
 
 /// Reports the run where they go, judges its thresholds, writes its files, and says how it
@@ -475,7 +478,7 @@ fn failure(result: &RunResult, missing_files: Option<&str>) -> String {
         Some((reason, n)) => format!(
             "; TLS: {n} {}: {}",
             reason.name(),
-            reason.explain_with(result.config.tls.cacert.as_deref())
+            reason.explain_for(&result.config.tls)
         ),
         None => String::new(),
     };
