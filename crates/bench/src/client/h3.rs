@@ -109,6 +109,11 @@ pub(super) struct H3 {
     fresh: bool,
     /// A page is in progress; between pages the connection only waits.
     busy: bool,
+    /// A stream was opened on this connection; the server processed one (it ended otherwise
+    /// than above a GOAWAY: answered, reset, failed). What a GOAWAY leaves is judged by it
+    /// (`outcomes.rs`, `judge_refusals`).
+    opened_any: bool,
+    processed: bool,
     /// The server's GOAWAY: the first stream it will not process. No more streams here.
     goaway: Option<u64>,
     /// A GOAWAY read after the end of the run (`linger`): its first stream not processed.
@@ -178,6 +183,8 @@ impl Wire for H3 {
             page_ok: true,
             fresh: false,
             busy: false,
+            opened_any: false,
+            processed: false,
             goaway: None,
             late_goaway: None,
             no_room_since: NONE,
@@ -324,6 +331,7 @@ impl Wire for H3 {
         }
         self.goaway = None;
         self.late_goaway = None;
+        (self.opened_any, self.processed) = (false, false);
         self.thinking.clear();
         self.lane_wake_us = NONE;
         self.no_room_since = NONE;
