@@ -39,7 +39,7 @@ fn not_a_method(value: &str) -> bool {
 
 /// oha's and hey's `-d` is a body: anything that is not a run length.
 fn not_a_run_length(value: &str) -> bool {
-    !value.is_empty() && crate::duration::parse_run_length(value).is_err()
+    !value.is_empty() && crate::duration::parse_or_seconds(value).is_err()
 }
 
 const fn means(flag: &'static str, flint: &'static [&'static str]) -> Habit {

@@ -104,6 +104,8 @@ pub fn record(r: &RunResult) -> BenchResult {
         unsent_at_end: s.unsent_at_end,
         missing_value_unsent: s.missing_value_unsent,
         unsafe_value_unsent: s.unsafe_value_unsent,
+        pipeline_resent: s.pipeline_resent,
+        pipeline_not_resent: s.pipeline_not_resent,
         unfinished_wait_ms: s.unfinished_wait.summary(),
         duration_s: f.duration_s,
         requests_per_s: f.requests_per_s,

@@ -131,18 +131,11 @@ fn note_left_out_fields(config: &BenchConfig, workload: &Workload) {
 /// At most one result on stdout (`-`), and every file one can be written: checked before the
 /// run, so that a long run is never lost to a typo in an output's path.
 pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
-    let outputs = [
+    super::check_outputs(&[
         ("--json", load.json.as_deref()),
         ("--log", load.log.as_deref()),
         ("--html", load.html.as_deref()),
-    ];
-    super::one_stdout(outputs)?;
-    for (flag, path) in outputs {
-        if let Some(path) = path.filter(|p| !output::is_stdout(p)) {
-            output::check_writable(path).map_err(|e| anyhow::anyhow!("{flag} {e}"))?;
-        }
-    }
-    Ok(())
+    ])
 }
 
 /// `--pipeline` is HTTP/1.1's: it goes with `--http 1.1` (the default), not another version.

@@ -6,8 +6,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Every duration of the load options: a bare number is seconds (crate::duration's one rule).
 fn duration(text: &str) -> Result<Duration, String> {
-    crate::duration::parse(text)
+    crate::duration::parse_or_seconds(text)
 }
 
 /// A knob of microseconds (`--busy-poll`): a bare number's hint is `us`, not `s`.
@@ -15,17 +16,10 @@ fn microseconds(text: &str) -> Result<Duration, String> {
     crate::duration::parse_hinting(text, "us")
 }
 
-/// The run's length: a bare number is seconds, as in wrk and hey.
+/// The run's length and the timeouts: a bare number is seconds, as in wrk and hey; 0 (`0`,
+/// `0s`) is refused, where hey's `-t 0` would mean no timeout at all.
 fn positive_duration(text: &str) -> Result<Duration, String> {
-    match crate::duration::parse_run_length(text)? {
-        d if d.is_zero() => Err("must be longer than 0".into()),
-        d => Ok(d),
-    }
-}
-
-/// A timeout (`--timeout`, `--connect-timeout`): 0 would fail every connect or response.
-fn timeout(text: &str) -> Result<Duration, String> {
-    match duration(text)? {
+    match crate::duration::parse_or_seconds(text)? {
         d if d.is_zero() => Err("must be longer than 0".into()),
         d => Ok(d),
     }
@@ -204,10 +198,11 @@ pub struct LoadArgs {
     /// Instead of a duration: fetch this many pages in all, across all Webchildren.
     #[arg(short = 'n', long, value_name = "PAGES", value_parser = at_least_one::<u64>)]
     pub pages: Option<u64>,
-    /// Run this long first; nothing from it is counted.
+    /// Run this long first; nothing from it is counted (a bare number is seconds).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub warmup: Option<Duration>,
-    /// Pause after each page (closed loop; the open loop's --rate sets the pace instead).
+    /// Pause after each page (closed loop; the open loop's --rate sets the pace instead; a
+    /// bare number is seconds).
     #[arg(long, value_name = "DUR", value_parser = duration, conflicts_with = "rate")]
     pub think: Option<Duration>,
     /// Open loop: start this many pages per second across all Webchildren, each at its intended
@@ -249,11 +244,13 @@ pub struct LoadArgs {
     /// connection].
     #[arg(long, value_name = "BYTES", value_parser = window)]
     pub h2_window: Option<u32>,
-    /// Give up on a response after this long (and on a connect, unless --connect-timeout).
-    #[arg(long, value_name = "DUR", value_parser = timeout, default_value = "10s")]
+    /// Give up on a response after this long (and on a connect, unless --connect-timeout); a
+    /// bare number is seconds, and 0 is refused (there is no "no timeout").
+    #[arg(long, value_name = "DUR", value_parser = positive_duration, default_value = "10s")]
     pub timeout: Duration,
-    /// Give up on a connect after this long [default: --timeout].
-    #[arg(long, value_name = "DUR", value_parser = timeout)]
+    /// Give up on a connect after this long (a bare number is seconds; not 0) [default:
+    /// --timeout].
+    #[arg(long, value_name = "DUR", value_parser = positive_duration)]
     pub connect_timeout: Option<Duration>,
     /// With nothing to do, poll this long before sleeping; `0us` sleeps at once. A client asleep
     /// makes the server pay to wake it for its next response (on loopback, in the server's own
@@ -455,10 +452,14 @@ mod tests {
 
     #[test]
     fn a_timeout_is_longer_than_0() {
-        assert_eq!(timeout("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(timeout("1ms"), Ok(Duration::from_millis(1)));
-        for zero in ["0s", "0ms", "0us", "0m0s"] {
-            assert_eq!(timeout(zero), Err("must be longer than 0".into()), "{zero}");
+        assert_eq!(positive_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(positive_duration("1ms"), Ok(Duration::from_millis(1)));
+        for zero in ["0", "0s", "0ms", "0us", "0m0s"] {
+            assert_eq!(
+                positive_duration(zero),
+                Err("must be longer than 0".into()),
+                "{zero}"
+            );
         }
     }
 
