@@ -74,6 +74,7 @@ mod engine_h3;
 mod engine_h3_app;
 mod engine_h3_early;
 mod engine_h3_goaway;
+mod engine_h3_goaway_refused;
 mod engine_h3_lanes;
 mod engine_h3_lanes_room;
 mod engine_h3_not_h3;

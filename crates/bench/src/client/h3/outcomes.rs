@@ -74,12 +74,14 @@ impl H3 {
             if let Some(client) = &mut self.client {
                 let _ = client.reset_request(s.id, http3::H3_REQUEST_CANCELLED);
             }
-            if cx.counts(s.ex.file_start_us, now) {
+            let counted = cx.counts(s.ex.file_start_us, now);
+            if counted {
                 cx.stats.http3.retried += 1;
             }
             // Its buffers back to the pool: the request is built again when it goes.
             self.spare.extend(s.app);
             let mut ex = s.ex;
+            ex.retried_on = if counted { self.conn_gen } else { 0 };
             ex.reset_response();
             self.requeue(cx, ex, now);
         }
@@ -102,8 +104,16 @@ impl H3 {
             }
             return false;
         }
+        // What waited for the connection: the lane's page picked, or the page's next file (by
+        // what is left of the page, not `fresh`, which its first file sent clears: a page part
+        // served on a connection before is refused here too).
         let files = ch.files(cx.sh.workload);
-        let waiting = self.fresh && (self.lanes || (self.page_ok && self.next_file < files));
+        let waiting = match self.lanes {
+            true => self.fresh,
+            false => {
+                self.page_ok && self.next_file < files && !self.waits_for_values(cx.sh.workload)
+            }
+        };
         if !self.opened_any && self.goaway.is_some() && waiting {
             let ex = match self.lanes {
                 true => stream_lanes::lane_exchange(ch),
@@ -136,9 +146,9 @@ impl H3 {
                 Some((at, _)) if *at == k => self.release_held(),
                 _ => {}
             }
-            // Refused on this connection: counted as retried when taken, not sent again.
-            let here = ex.written_us == super::NONE || ex.written_us >= self.connect_start_us;
-            if here && cx.counts(ex.file_start_us, now) {
+            // Refused on this connection: counted as retried when taken, not sent again. (One
+            // held unwritten here, refused on the connection before, was counted there.)
+            if ex.retried_on == self.conn_gen {
                 let h = &mut cx.stats.http3;
                 h.retried = h.retried.saturating_sub(1);
             }

@@ -221,9 +221,8 @@ impl H3 {
             return;
         }
         let mut left = self.left(files);
-        // The connection ends with nothing processed on it: the next page waits (the back-off
-        // of a failed connect) rather than connect at once, in a loop as fast as the server.
-        let mut empty = false;
+        // (A connection that ends with nothing processed on it makes the next one wait:
+        // `connect`.)
         if self.goaway.is_some() {
             // The GOAWAY's streams are done: what is left goes on a new connection (once only,
             // from a connection on which the server processed nothing: `judge_refusals`).
@@ -234,7 +233,6 @@ impl H3 {
                     return self.connect(ch, cx, now);
                 }
             }
-            empty = !self.processed;
             self.take_packets(cx, now);
             self.close();
         }
@@ -246,7 +244,7 @@ impl H3 {
             self.take_packets(cx, now);
             return match quota_done {
                 true => page_flow::finish(self, ch, cx, now),
-                false => page_flow::next_page(self, ch, cx, now, empty),
+                false => page_flow::next_page(self, ch, cx, now, false),
             };
         }
         if !left {
@@ -254,7 +252,7 @@ impl H3 {
             self.take_packets(cx, now);
             // A request not sent for a missing value: the next page after a back-off, so that
             // a Webchild whose every page fails alike does not spin.
-            let backoff = std::mem::take(&mut self.unsent) || empty;
+            let backoff = std::mem::take(&mut self.unsent);
             page_flow::end_page(self, ch, cx, self.page_ok, now, backoff);
         }
     }
