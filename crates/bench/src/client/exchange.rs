@@ -110,6 +110,10 @@ pub(super) struct Exchange {
     /// going round. Cleared when one that processed a stream refuses it (the server makes
     /// progress: each such connection takes at least one exchange).
     pub refused_empty: bool,
+    /// The connection (by its generation, HTTP/2's and HTTP/3's count of connections started;
+    /// 0: none) on which a refusal of it was counted as retried, so that failing it there, after
+    /// all, takes back that count and no other connection's.
+    pub retried_on: u64,
 }
 
 impl Exchange {
@@ -133,6 +137,7 @@ impl Exchange {
             verdict: Verdict::ByStatus,
             refused_once: false,
             refused_empty: false,
+            retried_on: 0,
         }
     }
 

@@ -22,8 +22,9 @@ impl H2 {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
             if s.refused {
-                unprocessed(cx, &s, now);
+                let counted = unprocessed(cx, &s, now);
                 let mut ex = s.ex;
+                ex.retried_on = if counted { self.conn_gen } else { 0 };
                 ex.reset_response();
                 self.io.flight.retry.push(ex);
                 continue;
@@ -174,8 +175,9 @@ impl H2 {
     pub(super) fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
         while let Some(slot) = self.io.unprocessed() {
             let s = self.io.take(slot);
-            unprocessed(cx, &s, now);
+            let counted = unprocessed(cx, &s, now);
             let mut ex = s.ex;
+            ex.retried_on = if counted { self.conn_gen } else { 0 };
             ex.reset_response();
             self.io.flight.retry.push(ex);
         }
@@ -227,10 +229,10 @@ impl H2 {
                 continue;
             }
             let ex = self.io.flight.retry.remove(k);
-            // Refused on this connection (written since it began, or held unwritten): counted
-            // as retried when taken (`unprocessed`), and not sent again after all.
-            let here = ex.written_us == NONE || ex.written_us >= self.connect_start_us;
-            if here && cx.counts(ex.file_start_us, now) {
+            // Refused on this connection: counted as retried when taken (`unprocessed`), and
+            // not sent again after all. (One held unwritten here, refused on the connection
+            // before, was counted there, and was not taken again here.)
+            if ex.retried_on == self.conn_gen {
                 let h = &mut cx.stats.http2;
                 h.retried = h.retried.saturating_sub(1);
             }
@@ -352,9 +354,12 @@ impl H2 {
 /// its stream is): `retried`, and what was read of it (a server may send a stream's HEADERS, or
 /// some of its body, and then refuse it) as framing, as bytes that belong to no response, so
 /// that every byte read stays accounted for.
-fn unprocessed(cx: &mut ThreadState<'_>, s: &super::streams::Stream, now: u64) {
-    if cx.counts(s.ex.file_start_us, now) {
+/// True if counted.
+fn unprocessed(cx: &mut ThreadState<'_>, s: &super::streams::Stream, now: u64) -> bool {
+    let counted = cx.counts(s.ex.file_start_us, now);
+    if counted {
         cx.stats.http2.retried += 1;
         cx.stats.http2.bytes_framing += s.bytes_read();
     }
+    counted
 }
