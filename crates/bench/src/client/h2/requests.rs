@@ -94,16 +94,24 @@ impl H2Requests {
         self.bodies[url].as_ref()
     }
 
-    /// The fields of the workload's requests (`-H`, a workload's entries) that HTTP/2 and
-    /// HTTP/3 requests leave out as connection-specific ([`left_out`]), each once, as written:
-    /// what the start of the run notes.
+    /// The fields of the workload's requests (`-H`, a workload's entries, an application
+    /// workload's templated fields) that HTTP/2 and HTTP/3 requests leave out as
+    /// connection-specific ([`left_out`]; a templated TE whatever it would expand to, as its
+    /// requests leave it out), each once, as written: what the start of the run notes.
     pub fn left_out_fields(workload: &Workload) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         let specs = (0..workload.urls.len()).map(|i| workload.spec(i));
-        for (name, value) in specs.flat_map(|spec| &spec.headers) {
+        let plain = specs.flat_map(|spec| &spec.headers);
+        let plain = plain.map(|(name, value)| (name, value.as_bytes()));
+        let app = workload.app.0.as_deref();
+        let files = app.into_iter().flat_map(|plan| plan.files.iter().flatten());
+        let templated = files
+            .flat_map(|f| &f.headers)
+            .map(|(name, _)| (name, &b""[..]));
+        for (name, value) in plain.chain(templated) {
             let host = name.eq_ignore_ascii_case("host");
             let seen = names.iter().any(|n| n.eq_ignore_ascii_case(name));
-            if !host && !seen && left_out(name, value.as_bytes()) {
+            if !host && !seen && left_out(name, value) {
                 names.push(name.clone());
             }
         }
@@ -208,6 +216,28 @@ mod tests {
         assert_eq!(
             H2Requests::left_out_fields(&workload),
             vec!["TE".to_string(), "Proxy-Connection".to_string()]
+        );
+    }
+
+    #[test]
+    fn an_application_workloads_templated_fields_left_out_are_named_too() {
+        // An application file's TE is left out whatever it is or expands to, `trailers` too
+        // (its requests never send it), and named once however often and however spelled.
+        let text = r#"
+[[page]]
+name = "p"
+weight = 1
+files = [
+  { path = "/login", extract = { token = { header = "X-Token" } } },
+  { path = "/a", headers = { "TE" = "trailers", "X-Token" = "{{token}}" } },
+  { path = "/b", headers = { "tE" = "trailers", "Upgrade" = "{{token}}" } },
+]
+"#;
+        let workload = Workload::parse(text, "w.toml").expect("workload");
+        assert!(workload.app.0.is_some(), "an application workload");
+        assert_eq!(
+            H2Requests::left_out_fields(&workload),
+            vec!["Upgrade".to_string(), "TE".to_string()]
         );
     }
 }
