@@ -158,6 +158,11 @@ pub struct Stats {
     /// Open loop: pages due in the window that never started, their Webchild still busy with
     /// an earlier one (the rate was not kept). Also in `response` and `page` with their wait.
     pub pages_not_sent: u64,
+    /// Open loop with a page count (`-n`): pages that started after the schedule's last due
+    /// page plus a grace (one Webchild interval, at least 10 ms; `Schedule::late_after_us`),
+    /// each Webchild's first page apart. A timed run's lateness is its `pages_not_sent`.
+    #[serde(default)]
+    pub pages_sent_late: u64,
     /// Failed requests and error responses, by kind.
     pub errors: ErrorCounts,
     /// Counted responses by final status code (they sum to `requests`).
@@ -235,6 +240,7 @@ impl Stats {
             unfinished_wait: Latency::new(3),
             pages_scheduled: 0,
             pages_not_sent: 0,
+            pages_sent_late: 0,
             errors: ErrorCounts::default(),
             statuses: StatusCounts::new(),
             requests: 0,
@@ -321,8 +327,11 @@ impl Stats {
         self.unfinished += o.unfinished;
         self.unsent_at_end += o.unsent_at_end;
         self.unfinished_wait.merge(&o.unfinished_wait);
-        self.pages_scheduled += o.pages_scheduled;
-        self.pages_not_sent += o.pages_not_sent;
+        // Saturating: a schedule is bounded at start (runner/plan.rs), but a count that could
+        // not be held must never wrap into a small one.
+        self.pages_scheduled = self.pages_scheduled.saturating_add(o.pages_scheduled);
+        self.pages_not_sent = self.pages_not_sent.saturating_add(o.pages_not_sent);
+        self.pages_sent_late = self.pages_sent_late.saturating_add(o.pages_sent_late);
         self.errors.merge(&o.errors);
         self.statuses.merge(&o.statuses);
         self.requests += o.requests;

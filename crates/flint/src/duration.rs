@@ -56,7 +56,7 @@ pub fn parse_hinting(text: &str, unit: &str) -> Result<Duration, String> {
         rest = next;
     }
     if !secs.is_finite() || secs > 1e9 {
-        return Err(format!("`{text}` is out of range"));
+        return Err(out_of_range(text));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -67,8 +67,22 @@ pub fn parse_or_seconds(text: &str) -> Result<Duration, String> {
         Ok(secs) if secs.is_finite() && (0.0..=1e9).contains(&secs) => {
             Ok(Duration::from_secs_f64(secs))
         }
-        Ok(_) => Err(format!("`{text}` is out of range")),
+        Ok(_) => Err(out_of_range(text)),
         Err(_) => parse(text),
+    }
+}
+
+/// The error of a duration written as one and too long (or negative): past 1e9 s.
+fn out_of_range(text: &str) -> String {
+    format!("`{text}` is out of range (at most 1000000000 s)")
+}
+
+/// Whether `text` is written as a run length, in range or not: `-d 400000h` is a run length too
+/// long, not a request body.
+pub fn is_written_as_run_length(text: &str) -> bool {
+    match parse_or_seconds(text) {
+        Ok(_) => true,
+        Err(e) => e == out_of_range(text.trim()) || e == out_of_range(text),
     }
 }
 
@@ -114,5 +128,17 @@ mod tests {
         assert_eq!(parse_or_seconds("1m30s"), Ok(Duration::from_secs(90)));
         assert!(parse_or_seconds("-3").is_err());
         assert!(parse_or_seconds("3x").is_err());
+    }
+
+    #[test]
+    fn a_run_length_too_long_is_still_written_as_one() {
+        for long in ["400000h", "2000000000", "1e10"] {
+            assert!(parse_or_seconds(long).unwrap_err().contains("out of range"));
+            assert!(super::is_written_as_run_length(long), "{long}");
+        }
+        assert!(super::is_written_as_run_length("30s"));
+        for body in ["a=b", "{\"k\":1}", "3x", ""] {
+            assert!(!super::is_written_as_run_length(body), "{body}");
+        }
     }
 }

@@ -349,6 +349,11 @@ pub struct Summary {
     /// earlier one; they are in `response_ms` and `page_ms` with their wait at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pages_not_sent: Option<u64>,
+    /// Open loop with a page count (`-n`) only: pages that started after the schedule's last
+    /// due page plus a grace (one Webchild interval, at least 10 ms), each Webchild's first
+    /// page apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages_sent_late: Option<u64>,
     /// Open loop only: whether the Webchildren carried the rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_kept: Option<bool>,

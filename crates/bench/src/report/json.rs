@@ -155,6 +155,7 @@ pub fn record(r: &RunResult) -> BenchResult {
         }),
         pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
         pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
+        pages_sent_late: super::late_grace_us(r).map(|_| s.pages_sent_late),
         rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
         response_spectrum: spectrum(&s.response),
         page_spectrum: spectrum(&s.page),

@@ -128,8 +128,9 @@ fn note_left_out_fields(config: &BenchConfig, workload: &Workload) {
     }
 }
 
-/// At most one result on stdout (`-`), and every file one can be written: checked before the
-/// run, so that a long run is never lost to a typo in an output's path.
+/// At most one result on stdout (`-`), no file written by two outputs (the last would overwrite
+/// the other), and every file one can be written: checked before the run, so that a long run
+/// is never lost to a typo in an output's path.
 pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
     super::check_outputs(&[
         ("--json", load.json.as_deref()),
@@ -141,6 +142,10 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
 /// `--pipeline` is HTTP/1.1's: it goes with `--http 1.1` (the default), not another version.
 pub fn check_pipeline(load: &LoadArgs) -> anyhow::Result<()> {
     match (load.pipeline, load.http) {
+        // Without N is a page's files at once; an N of 0 is no depth at all.
+        (Some(Some(0)), _) => {
+            bail!("--pipeline 0: requests in flight per connection must be 1 to 1000 (--pipeline alone writes each page's files at once)")
+        }
         (Some(_), HttpArg::Http10) => {
             bail!("--pipeline needs --http 1.1: HTTP/1.0 closes the connection after each response")
         }
@@ -331,7 +336,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         (None, HttpArg::Http3) => HttpMode::Http3,
     };
     // `--pipeline N` and `--streams N` are the same knob: requests in flight per connection.
-    let streams = load.pipeline.filter(|&n| n > 0).or(load.streams);
+    let streams = load.pipeline.flatten().or(load.streams);
     BenchConfig {
         concurrency: clients,
         threads,

@@ -207,7 +207,8 @@ pub struct LoadArgs {
     pub think: Option<Duration>,
     /// Open loop: start this many pages per second across all Webchildren, each at its intended
     /// time; latency counts from the intended start, so a stalled server cannot hide its stalls.
-    /// 1000, 1k, 1000/s, 600/m.
+    /// 1000, 1k, 1000/s, 600/m; at most 1000000/s a Webchild (-c), and with -n its pages due
+    /// within 1e9 s (as -d).
     #[arg(long, value_name = "PAGES_PER_S", value_parser = rate)]
     pub rate: Option<f64>,
     /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive; 2 fetches a
@@ -220,8 +221,9 @@ pub struct LoadArgs {
     /// most N requests in flight on it. With one-file pages (a single URL), N pages of it at
     /// once, a new one written as each response ends (h2load's --h1 -m N, wrk's pipeline.lua),
     /// in the closed loop.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0")]
-    pub pipeline: Option<u32>,
+    // (`None`: not given; `Some(None)`: given without N, a page's files all at once.)
+    #[arg(long, value_name = "N", num_args = 0..=1)]
+    pub pipeline: Option<Option<u32>>,
     /// Connections of each Webchild, sharing each page's files as a browser does: each takes
     /// the page's next file when it is free, and the page ends with its last file (HTTP/1.1's
     /// kept alive from page to page, HTTP/1.0's one per file); the page time is then what the
