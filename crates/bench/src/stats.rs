@@ -73,7 +73,8 @@ pub struct Stats {
     pub tls_handshakes: u64,
     /// Of those handshakes, the ones that resumed a session (an abbreviated handshake).
     pub tls_resumed: u64,
-    /// HTTPS: what the first handshake in the window agreed on.
+    /// HTTPS: what the first full handshake in the window agreed on (the first resumed one's
+    /// when none was full).
     pub tls_session: Option<TlsSession>,
     /// HTTPS: failed handshakes in the window, by reason.
     #[serde(default)]
@@ -297,8 +298,10 @@ impl Stats {
         self.tls_failures.merge(&o.tls_failures);
         // On many hosts each stops on its own: their failures add up.
         self.gave_up = GaveUp::merge(self.gave_up, o.gave_up);
-        if self.tls_session.is_none() {
-            self.tls_session.clone_from(&o.tls_session);
+        if let Some(theirs) = &o.tls_session {
+            if TlsSession::replaced_by(self.tls_session.as_ref(), theirs.resumed) {
+                self.tls_session = Some(theirs.clone());
+            }
         }
         self.http2.merge(&o.http2);
         self.http3.merge(&o.http3);
@@ -381,6 +384,39 @@ impl Stats {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn the_tls_session_said_is_a_full_handshakes_whatever_came_first() {
+        let agreed = |kx: &'static str| TlsAgreed {
+            version: "TLSv1_2",
+            cipher: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            kx,
+            alpn: Some("h2"),
+        };
+        let kx = |s: &Stats| s.tls_session.as_ref().map(|t| (t.kx.clone(), t.resumed));
+        // A resumed TLS 1.2 handshake first (no group), then full ones.
+        let w = crate::Workload::from_paths(&["/".to_string()]).expect("a path");
+        let mut s = Stats::new(&w, false);
+        s.record_tls_handshake(10, true, agreed("none"));
+        assert_eq!(
+            kx(&s),
+            Some(("none".into(), true)),
+            "only a resumed one so far"
+        );
+        s.record_tls_handshake(10, false, agreed("X25519"));
+        s.record_tls_handshake(10, true, agreed("none"));
+        assert_eq!(kx(&s), Some(("X25519".into(), false)));
+        // Merged: a full handshake's wins over a resumed one's, whichever side has it.
+        let mut resumed_only = Stats::new(&w, false);
+        resumed_only.record_tls_handshake(10, true, agreed("none"));
+        let mut merged = resumed_only.clone();
+        merged.merge(&s);
+        assert_eq!(kx(&merged), Some(("X25519".into(), false)));
+        let mut merged = s.clone();
+        merged.merge(&resumed_only);
+        assert_eq!(kx(&merged), Some(("X25519".into(), false)));
+        assert_eq!((merged.tls_handshakes, merged.tls_resumed), (4, 3));
+    }
 
     #[test]
     fn error_counts_round_trip_and_a_wrong_length_is_refused() {

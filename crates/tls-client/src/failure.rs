@@ -6,6 +6,8 @@ use rustls::CertificateError;
 use std::io;
 use std::path::Path;
 
+use crate::TlsOptions;
+
 /// The reason a handshake failed. The JSON key is the snake_case name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TlsFailure {
@@ -101,7 +103,7 @@ impl TlsFailure {
             TlsFailure::NotYetValid => "the certificate is not valid yet",
             TlsFailure::OtherCertificate => "the certificate was refused",
             TlsFailure::NoCertificate => "the server sent no certificate",
-            TlsFailure::ProtocolVersion => "no TLS version or cipher suite in common (--tls)",
+            TlsFailure::ProtocolVersion => "no TLS version or cipher suite in common",
             TlsFailure::AlertFromServer => "the server ended the handshake with an alert",
             TlsFailure::NotTls => "the server did not answer in TLS (is it http://?)",
             TlsFailure::Reset => "the server closed or reset the connection",
@@ -126,6 +128,41 @@ impl TlsFailure {
             ),
             _ => self.explain().to_owned(),
         }
+    }
+
+    /// As [`explain_with`](Self::explain_with), knowing every TLS option the run was given: no
+    /// version or suite in common names the options that narrowed what was offered (`--tls
+    /// 1.3`, `--tls-ciphers`), or says none did.
+    pub fn explain_for(self, options: &TlsOptions) -> String {
+        if self != TlsFailure::ProtocolVersion {
+            return self.explain_with(options.cacert.as_deref());
+        }
+        let mut given = Vec::new();
+        if let Some(version) = options.version {
+            given.push(format!("--tls {}", version.as_str()));
+        }
+        if options.ciphers.is_some() {
+            given.push("--tls-ciphers".to_owned());
+        }
+        match given.is_empty() {
+            true => "no TLS version or cipher suite in common (TLS 1.2 and 1.3 offered, \
+                     browsers' suites)"
+                .to_owned(),
+            false => format!(
+                "no TLS version or cipher suite in common with what {} {}",
+                given.join(" and "),
+                if given.len() == 1 { "allows" } else { "allow" }
+            ),
+        }
+    }
+
+    /// Whether the server answered in TLS before it failed the handshake (its alert): it does
+    /// speak TLS on that port, whatever else is wrong.
+    pub fn server_speaks_tls(self) -> bool {
+        matches!(
+            self,
+            TlsFailure::ProtocolVersion | TlsFailure::AlertFromServer
+        ) || self.is_certificate()
     }
 
     /// The reason of a failed handshake, from the error the transport returned.
@@ -168,9 +205,32 @@ pub fn ca_used_as_end_entity(e: &CertificateError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TlsVersion;
 
     fn tls(e: rustls::Error) -> io::Error {
         io::Error::new(io::ErrorKind::InvalidData, e)
+    }
+
+    #[test]
+    fn no_version_or_suite_in_common_names_the_options_given() {
+        let mut options = TlsOptions::default();
+        let said = |o: &TlsOptions| TlsFailure::ProtocolVersion.explain_for(o);
+        assert!(!said(&options).contains("--tls"), "{}", said(&options));
+        options.version = Some(TlsVersion::Tls13);
+        assert!(said(&options).ends_with("with what --tls 1.3 allows"));
+        options.ciphers = Some(vec!["TLS13_AES_256_GCM_SHA384".into()]);
+        assert!(said(&options).ends_with("with what --tls 1.3 and --tls-ciphers allow"));
+        options.version = None;
+        assert!(said(&options).ends_with("with what --tls-ciphers allows"));
+        // The others as `explain_with` says them.
+        assert_eq!(
+            TlsFailure::NotTls.explain_for(&options),
+            TlsFailure::NotTls.explain()
+        );
+        assert!(TlsFailure::ProtocolVersion.server_speaks_tls());
+        assert!(TlsFailure::AlertFromServer.server_speaks_tls());
+        assert!(!TlsFailure::NotTls.server_speaks_tls());
+        assert!(!TlsFailure::Reset.server_speaks_tls());
     }
 
     #[test]

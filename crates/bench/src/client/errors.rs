@@ -48,7 +48,7 @@ impl super::ThreadState<'_> {
             eprintln!(
                 "flint: TLS handshake failed: {}: {} ({e})",
                 reason.name(),
-                reason.explain_with(self.sh.config.tls.cacert.as_deref())
+                reason.explain_for(&self.sh.config.tls)
             );
         }
     }

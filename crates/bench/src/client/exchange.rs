@@ -104,6 +104,16 @@ pub(super) struct Exchange {
     /// again: a second refusal is an error, so that a server refusing everything cannot keep a
     /// page going round forever.
     pub refused_once: bool,
+    /// A connection on which the server processed no stream refused this request (its GOAWAY,
+    /// before or above its stream) and it goes on a new one: refused so again, it fails
+    /// (`h2_goaway`, `h3_goaway`), so that a server that refuses everything cannot keep a run
+    /// going round. Cleared when one that processed a stream refuses it (the server makes
+    /// progress: each such connection takes at least one exchange).
+    pub refused_empty: bool,
+    /// The connection (by its generation, HTTP/2's and HTTP/3's count of connections started;
+    /// 0: none) on which a refusal of it was counted as retried, so that failing it there, after
+    /// all, takes back that count and no other connection's.
+    pub retried_on: u64,
 }
 
 impl Exchange {
@@ -126,6 +136,8 @@ impl Exchange {
             next: Hop::None,
             verdict: Verdict::ByStatus,
             refused_once: false,
+            refused_empty: false,
+            retried_on: 0,
         }
     }
 

@@ -25,8 +25,10 @@
 //!   unanswered past the response timeout (`response_timeout`, reset with CANCEL; the timer
 //!   follows the oldest stream in flight, not the connection's last progress); a GOAWAY lets
 //!   the streams it covers finish and sends those it did not process again on a new connection
-//!   (counted as retried, not failed); anything that ends the connection fails its streams by
-//!   its kind (a protocol error, a reset, a timeout).
+//!   (counted as retried, not failed; from a connection on which the server processed no
+//!   stream, once: refused so twice, a request is `h2_goaway`, and the next connection waits,
+//!   `connecting.rs`); anything that ends the connection fails its streams by its kind (a
+//!   protocol error, a reset, a timeout).
 //! - `after_end.rs`, `cut_at_end.rs`: the end of the run's lingering close: a GOAWAY or a refusal
 //!   read after the end, and the uploads the end cut short, cancelled (RST_STREAM CANCEL).
 
@@ -62,6 +64,10 @@ use streams::Io;
 enum State {
     /// No connection.
     Idle,
+    /// No connection yet: on the last one, which came up, the server processed no stream (a
+    /// GOAWAY at once, say), so the next waits (`connecting.rs`) before it is opened, rather
+    /// than spin.
+    Backoff,
     /// Nonblocking connect in flight.
     Connecting,
     /// HTTPS: the TLS handshake is under way.
@@ -125,6 +131,13 @@ pub(super) struct H2 {
     waited_from: u64,
     /// Connections opened so far: whether the one being read is still the one opened.
     conn_gen: u64,
+    /// A stream was opened on this connection; the server processed one (it ended otherwise
+    /// than refused: answered, or failed).
+    opened_any: bool,
+    processed: bool,
+    /// Connections in a row that came up and on which the server processed no stream: the
+    /// next one waits, longer each time (`connecting.rs`).
+    empty_in_a_row: u32,
     /// An application workload: the Webchild's session, its request being built, and whether
     /// the page ended on a request not sent (`h2/app.rs`).
     app: Option<Box<AppExchange>>,
@@ -171,6 +184,9 @@ impl Wire for H2 {
             connect_us: NONE,
             waited_from: NONE,
             conn_gen: 0,
+            opened_any: false,
+            processed: false,
+            empty_in_a_row: 0,
             app: None,
             request: H2Request::default(),
             unsent: false,
@@ -201,7 +217,7 @@ impl Wire for H2 {
     fn on_event(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event) {
         let connecting = matches!(self.state, State::Connecting | State::Handshaking);
         match self.state {
-            State::Idle => {}
+            State::Idle | State::Backoff => {}
             State::Connecting => self.on_connect_ready(ch, cx),
             State::Handshaking => {
                 let now = cx.now();
@@ -240,6 +256,8 @@ impl Wire for H2 {
         }
         let kind = match self.state {
             State::Idle => return,
+            State::Backoff if cx.ended(now) => return,
+            State::Backoff => return self.open(ch, cx, now),
             State::Connecting => ErrorKind::ConnectTimeout,
             State::Handshaking => ErrorKind::TlsHandshake,
             State::Settings => ErrorKind::H2SettingsTimeout,
@@ -263,7 +281,7 @@ impl Wire for H2 {
         // Connecting for the page's first file: begun, not sent, as over HTTP/1.
         let connecting = matches!(
             self.state,
-            State::Connecting | State::Handshaking | State::Settings
+            State::Backoff | State::Connecting | State::Handshaking | State::Settings
         );
         if connecting && !any && self.fresh {
             let ex = self.first_exchange(ch, cx.sh.workload);
@@ -303,6 +321,13 @@ impl Wire for H2 {
     fn close(&mut self) {
         // Dropping the socket also removes it from the epoll set; dropping the session frees
         // its streams without calling the handler.
+        if self.state == State::Open {
+            self.empty_in_a_row = match self.processed {
+                true => 0,
+                false => self.empty_in_a_row.saturating_add(1),
+            };
+        }
+        (self.opened_any, self.processed) = (false, false);
         self.conn = None;
         self.session = None;
         self.io.reset();

@@ -63,6 +63,9 @@ use streams::Stream;
 enum State {
     /// No connection.
     Idle,
+    /// No connection: the wait before the next one, after connections on which the server
+    /// processed nothing (`connecting.rs`), until `backoff_until`.
+    Backoff,
     /// The QUIC handshake is under way.
     Handshaking,
     /// Streams may be opened.
@@ -109,6 +112,17 @@ pub(super) struct H3 {
     fresh: bool,
     /// A page is in progress; between pages the connection only waits.
     busy: bool,
+    /// A stream was opened on this connection; the server processed one (it ended otherwise
+    /// than above a GOAWAY: answered, reset, failed). What a GOAWAY leaves is judged by it
+    /// (`outcomes.rs`, `judge_refusals`).
+    opened_any: bool,
+    processed: bool,
+    /// Connections in a row that came up and on which the server processed no stream: the
+    /// next one waits, longer each time (`connecting.rs`), until `backoff_until`.
+    empty_in_a_row: u32,
+    backoff_until: u64,
+    /// Connections started so far: the one on which a refusal was counted as retried.
+    conn_gen: u64,
     /// The server's GOAWAY: the first stream it will not process. No more streams here.
     goaway: Option<u64>,
     /// A GOAWAY read after the end of the run (`linger`): its first stream not processed.
@@ -178,6 +192,11 @@ impl Wire for H3 {
             page_ok: true,
             fresh: false,
             busy: false,
+            opened_any: false,
+            processed: false,
+            empty_in_a_row: 0,
+            backoff_until: NONE,
+            conn_gen: 0,
             goaway: None,
             late_goaway: None,
             no_room_since: NONE,
@@ -221,13 +240,13 @@ impl Wire for H3 {
         match self.state {
             State::Idle => self.connect(ch, cx, now),
             State::Open => self.next(ch, cx, now),
-            // The page's streams go when the handshake is done.
-            State::Handshaking => {}
+            // The page's streams go when the handshake is done (after the wait, if any).
+            State::Backoff | State::Handshaking => {}
         }
     }
 
     fn on_event(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event) {
-        if self.state == State::Idle {
+        if matches!(self.state, State::Idle | State::Backoff) {
             return;
         }
         let now = cx.now();
@@ -254,6 +273,9 @@ impl Wire for H3 {
     fn on_timer(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         if cx.ended(now) {
             return; // in flight at the end: `at_end` counts it
+        }
+        if self.state == State::Backoff {
+            return self.start(ch, cx, now);
         }
         self.service_deadline(now);
         if self.client.as_ref().is_some_and(http3::Client::is_closed) {
@@ -310,8 +332,15 @@ impl Wire for H3 {
         // Dropping the socket also removes it from the epoll set.
         self.sock = None;
         self.client = None;
+        if self.state == State::Open {
+            self.empty_in_a_row = match self.processed {
+                true => 0,
+                false => self.empty_in_a_row.saturating_add(1),
+            };
+        }
         self.state = State::Idle;
         self.tx.held = None;
+        self.backoff_until = NONE;
         // The streams' buffers back to the pool, for the requests built next; a request held
         // back stays only with its exchange (kept across a new connection after a GOAWAY).
         self.spare.extend(self.flight.drain().filter_map(|s| s.app));
@@ -324,6 +353,7 @@ impl Wire for H3 {
         }
         self.goaway = None;
         self.late_goaway = None;
+        (self.opened_any, self.processed) = (false, false);
         self.thinking.clear();
         self.lane_wake_us = NONE;
         self.no_room_since = NONE;

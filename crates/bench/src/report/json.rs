@@ -275,7 +275,11 @@ pub fn record(r: &RunResult) -> BenchResult {
             kind: g.kind.name().to_owned(),
             attempts: g.attempts,
             after_s: g.after.as_secs_f64(),
-            reason: g.line(&r.config, &s.statuses, None),
+            reason: g.line(
+                &r.config,
+                &s.statuses,
+                g.tls_hint(&r.config, &s.tls_failures).as_deref(),
+            ),
         }),
         incomplete: false,
         environment: environment(),

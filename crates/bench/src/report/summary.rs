@@ -300,7 +300,7 @@ pub fn summary_body(r: &RunResult) -> String {
             o,
             "  TLS failed: {n} {}: {}",
             reason.name(),
-            reason.explain_with(r.config.tls.cacert.as_deref())
+            reason.explain_for(&r.config.tls)
         );
     }
     let statuses: Vec<String> = s

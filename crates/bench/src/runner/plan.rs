@@ -267,6 +267,10 @@ fn check_early_data(config: &BenchConfig) -> Result<(), BenchError> {
 /// Requests in flight per connection: HTTP/2 streams or HTTP/1.1 pipelining's depth.
 fn check_streams(config: &BenchConfig) -> Result<(), BenchError> {
     let bad = |m: &str| Err(BenchError::Config(m.to_owned()));
+    if config.h2_window.is_some() && !matches!(config.http, HttpMode::Http2 | HttpMode::Http3) {
+        // (With --http 3, `check_http3` says it is HTTP/2's.)
+        return bad("--h2-window is HTTP/2's flow-control window: it needs --http 2");
+    }
     let Some(n) = config.streams else {
         return Ok(());
     };
@@ -443,6 +447,26 @@ mod tests {
             ..BenchConfig::new(Target::http(addr))
         };
         assert!(check(&h2, &pages, &Slice::whole(&h2)).is_ok());
+    }
+
+    #[test]
+    fn an_h2_window_needs_http2_as_streams_need_http2_or_3() {
+        let addr = "127.0.0.1:80".parse().unwrap();
+        let said = |c: &BenchConfig| match check_streams(c) {
+            Err(BenchError::Config(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        let mut c = BenchConfig::new(crate::Target::http(addr));
+        c.h2_window = Some(64 * 1024);
+        for http in [HttpMode::KeepAlive, HttpMode::Http10, HttpMode::Pipeline] {
+            c.http = http;
+            assert_eq!(
+                said(&c),
+                "--h2-window is HTTP/2's flow-control window: it needs --http 2"
+            );
+        }
+        c.http = HttpMode::Http2;
+        assert!(check_streams(&c).is_ok());
     }
 
     #[test]

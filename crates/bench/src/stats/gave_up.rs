@@ -54,7 +54,11 @@ impl GaveUp {
         Some(match self.kind {
             ErrorKind::ConnectRefused => format!("is the server running on {server}?"),
             ErrorKind::ConnectTimeout => format!("is {server} reachable (a firewall dropping the connects)?"),
-            ErrorKind::H2NotNegotiated => "the server does not speak HTTP/2 (try without --http 2, or h2c with --http 2 over http://)".to_owned(),
+            ErrorKind::H2NotNegotiated => match target.scheme {
+                // What was run was h2c: the port may be an HTTPS one (nginx answers its 400).
+                crate::Scheme::Http => "the server does not speak HTTP/2 in cleartext (h2c) on that port (write https:// if it is an HTTPS port, else try without --http 2)".to_owned(),
+                crate::Scheme::Https => "the server does not speak HTTP/2 over TLS: it did not choose h2 by ALPN (try without --http 2, or h2c with --http 2 over http:// to a cleartext port)".to_owned(),
+            },
             ErrorKind::H3Protocol => "the server agreed to h3 but does not speak HTTP/3 (a QUIC server of another protocol on that port, or one that breaks HTTP/3's framing)".to_owned(),
             ErrorKind::TlsHandshake => "is the server speaking TLS on that port (http:// rather than https://)?".to_owned(),
             ErrorKind::Status4xx if Self::files_missing(statuses) => "the server has no such files (check the paths, or put the files in place: flint fileset)".to_owned(),
@@ -73,6 +77,23 @@ impl GaveUp {
             ErrorKind::Status5xx => "the server fails every request (see its error log)".to_owned(),
             _ => return None,
         })
+    }
+
+    /// The hint for handshakes that failed though the server answered in TLS (an alert: no
+    /// version or suite in common, say), in place of the usual one that asks whether it speaks
+    /// TLS at all: what the commonest reason in `failures` means, with the options given.
+    pub fn tls_hint(
+        &self,
+        config: &crate::BenchConfig,
+        failures: &super::TlsFailures,
+    ) -> Option<String> {
+        if self.kind != ErrorKind::TlsHandshake {
+            return None;
+        }
+        let (reason, _) = *failures.seen().first()?;
+        reason
+            .server_speaks_tls()
+            .then(|| format!("the server speaks TLS: {}", reason.explain_for(&config.tls)))
     }
 
     /// The one line that says why the run stopped: `stopped early: every attempt failed as
@@ -143,6 +164,48 @@ mod tests {
         assert!(h.contains("answered 405 (5):"), "{h}");
         assert!(!h.contains("404"), "{h}");
         assert!(!h.contains("no such files"), "{h}");
+    }
+
+    #[test]
+    fn h2_not_negotiated_suggests_what_was_not_run() {
+        // Over http:// it was h2c that was run: an HTTPS port wants https://.
+        let h = hint_for(ErrorKind::H2NotNegotiated, &[]);
+        assert!(h.contains("write https://"), "{h}");
+        assert!(!h.contains("h2c with --http 2 over http://"), "{h}");
+        let mut config = BenchConfig::new(Target::https(
+            "127.0.0.1:8443".parse().unwrap(),
+            "localhost",
+        ));
+        let gave_up = GaveUp {
+            kind: ErrorKind::H2NotNegotiated,
+            attempts: 8,
+            after: Duration::from_secs(1),
+        };
+        let h = gave_up.hint(&config, &StatusCounts::new()).unwrap();
+        assert!(h.contains("did not choose h2 by ALPN"), "{h}");
+        assert!(!h.contains("write https://"), "{h}");
+        // A handshake the server refused in TLS is not asked whether it speaks TLS.
+        let tls = GaveUp {
+            kind: ErrorKind::TlsHandshake,
+            ..gave_up
+        };
+        let mut failures = super::super::TlsFailures::default();
+        failures.add(super::super::TlsFailure::ProtocolVersion);
+        config.tls.version = Some(tls_client::TlsVersion::Tls13);
+        let line = tls.line(
+            &config,
+            &StatusCounts::new(),
+            tls.tls_hint(&config, &failures).as_deref(),
+        );
+        assert!(line.ends_with("the server speaks TLS: no TLS version or cipher suite in common with what --tls 1.3 allows"), "{line}");
+        assert!(!line.contains("http:// rather than https://"), "{line}");
+        // Nothing in TLS back (not a TLS port): the usual hint.
+        let mut failures = super::super::TlsFailures::default();
+        failures.add(super::super::TlsFailure::NotTls);
+        assert_eq!(tls.tls_hint(&config, &failures), None);
+        assert!(tls
+            .line(&config, &StatusCounts::new(), None)
+            .contains("http:// rather than https://"));
     }
 
     #[test]

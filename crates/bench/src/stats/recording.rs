@@ -28,13 +28,16 @@ impl Stats {
         self.tls_handshakes += 1;
         self.tls_resumed += u64::from(resumed);
         self.tls_handshake.record_us(us);
-        if self.tls_session.is_none() {
-            // Once per thread: the names are copied only for the first handshake.
+        if TlsSession::replaced_by(self.tls_session.as_ref(), resumed) {
+            // At most twice per thread (the first handshake, then the first full one if that
+            // was resumed): what a full handshake agreed on, its key exchange too, is what the
+            // report says, not a resumed one's that happened to come first.
             self.tls_session = Some(TlsSession {
                 version: agreed.version.to_owned(),
                 cipher: agreed.cipher.to_owned(),
                 kx: agreed.kx.to_owned(),
                 alpn: agreed.alpn.map(str::to_owned),
+                resumed,
             });
         }
     }

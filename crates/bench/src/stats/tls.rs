@@ -14,6 +14,17 @@ pub struct TlsSession {
     pub kx: String,
     /// The protocol the server chose by ALPN (`http/1.1`), if any.
     pub alpn: Option<String>,
+    /// It is a resumed handshake's: one of a full handshake takes its place when one comes (a
+    /// resumed TLS 1.2 session agrees on no key exchange group: `kx` is `none`).
+    pub resumed: bool,
+}
+
+impl TlsSession {
+    /// Whether `resumed`, a handshake's kind, should replace what is kept (`kept`): nothing
+    /// is kept yet, or a resumed handshake's is and this one is full.
+    pub fn replaced_by(kept: Option<&TlsSession>, resumed: bool) -> bool {
+        kept.is_none_or(|t| t.resumed && !resumed)
+    }
 }
 
 /// A handshake's agreement as rustls names it, without allocating (made a [`TlsSession`] once).

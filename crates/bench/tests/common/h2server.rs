@@ -111,6 +111,12 @@ pub enum Fault {
     /// and after answering `n` streams a connection, a GOAWAY as `GoawayAfter` (`u64::MAX`:
     /// never).
     SlowSettings(Duration, u64),
+    /// Every connection's SETTINGS are followed at once by a GOAWAY whose last stream is 0:
+    /// no stream will be processed, and none is answered.
+    GoawayAtOnce,
+    /// Every connection's first stream is answered by a GOAWAY whose last stream is 0 (not
+    /// processed); the streams are left unanswered.
+    GoawayEachStream,
 }
 
 /// The server: its address and counts.
@@ -287,8 +293,12 @@ fn serve<S: Read + Write>(
         }
         _ => frame(&mut out, SETTINGS, 0, 0, &[]),
     }
+    let goaway_at_once = fault == Fault::GoawayAtOnce;
+    if goaway_at_once {
+        frame(&mut out, GOAWAY, 0, 0, &[0; 8]);
+    }
     conn.write_all(&out)?;
-    let (mut answered, mut open, mut goaway_sent) = (0u64, 0u64, false);
+    let (mut answered, mut open, mut goaway_sent) = (0u64, 0u64, goaway_at_once);
     let mut received = 0u64;
     let mut answering = true;
     loop {
@@ -371,7 +381,13 @@ fn serve<S: Read + Write>(
             }
         }
         let cut = matches!(fault, Fault::PaddedHalf { close: true }) && answered > 0;
-        let goaway_close = matches!(fault, Fault::GoawayThenClose(_) | Fault::GoawayThenGone(_));
+        let goaway_close = matches!(
+            fault,
+            Fault::GoawayThenClose(_)
+                | Fault::GoawayThenGone(_)
+                | Fault::GoawayAtOnce
+                | Fault::GoawayEachStream
+        );
         if cut || (goaway_close && goaway_sent) {
             // A lingering close: what the client still sends is read until it is quiet for a
             // read timeout, so that the close is a FIN after the GOAWAY, not a reset.
@@ -402,6 +418,11 @@ fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mu
         Fault::HeadersThenRefuseEvery(k) if n.is_multiple_of(k) => {
             frame(out, HEADERS, END_HEADERS, stream, &header_block(false));
             frame(out, RST_STREAM, 0, stream, &7u32.to_be_bytes());
+            return false;
+        }
+        Fault::GoawayEachStream => {
+            frame(out, GOAWAY, 0, 0, &[0; 8]);
+            *goaway_sent = true;
             return false;
         }
         Fault::HeadersThenGoawayBelow(k) if n == k => {

@@ -13,6 +13,7 @@
 //! is closed (H3_NO_ERROR) once the GOAWAY is out and the client has sent something since: they
 //! die with it. The loop is the engine_h3_not_h3 server's (connections keyed by the client's
 //! address, each of bench's has a port of its own); every wait is bounded by a read timeout.
+//! `REFUSE_ALL` refuses everything: a GOAWAY 0 as soon as HTTP/3 is up, before any request.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -32,7 +33,8 @@ const QUIET: Duration = Duration::from_millis(30);
 /// When a connection sends its GOAWAY and what it names.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
-    /// The request (counted on the connection) whose arrival sends the GOAWAY.
+    /// The request (counted on the connection) whose arrival sends the GOAWAY; 0: before any
+    /// (`REFUSE_ALL`).
     pub after: u64,
     /// How many of the last of those `after` are held back unanswered.
     pub hold: usize,
@@ -46,6 +48,16 @@ pub struct Plan {
     /// Close the connection after the GOAWAY, cutting the covered held ones short.
     pub close: bool,
 }
+
+/// Every connection's GOAWAY names stream 0 as soon as HTTP/3 is up (the 0th request sends
+/// it): no request is ever answered.
+pub const REFUSE_ALL: Plan = Plan {
+    after: 0,
+    hold: 0,
+    cover: 0,
+    again: 0,
+    close: false,
+};
 
 /// What the server did.
 #[derive(Debug, Default, Clone)]
@@ -100,7 +112,7 @@ impl Drop for GoawayServer {
 impl GoawayServer {
     pub fn start(ca: &TestCa, plan: Plan) -> GoawayServer {
         assert!(
-            plan.hold < plan.after as usize,
+            plan.hold < plan.after as usize || (plan.after, plan.hold) == (0, 0),
             "a held request before the GOAWAY's"
         );
         let (cert, key) = ca.leaf().write_pem(ca.dir());

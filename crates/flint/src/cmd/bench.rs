@@ -88,6 +88,7 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
         Some(_) => bench_config(target, load),
         None => prepare(target, load, 0)?,
     };
+    note_left_out_fields(&config, &workload);
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
     if let Some(list) = on_hosts {
         return hosts::bench_on_hosts(&args, &config, &workload, &list, &STOP);
@@ -107,6 +108,24 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     finish(&result, load, server_profile.as_ref(), None)
+}
+
+/// Over HTTP/2 and HTTP/3, the request fields that are not sent (connection-specific: RFC 9113
+/// section 8.2.2, RFC 9114 section 4.2), named once at the start.
+fn note_left_out_fields(config: &BenchConfig, workload: &Workload) {
+    let (version, rule) = match config.http {
+        HttpMode::Http2 => ("HTTP/2", "RFC 9113 section 8.2.2"),
+        HttpMode::Http3 => ("HTTP/3", "RFC 9114 section 4.2"),
+        _ => return,
+    };
+    let names = bench::client::H2Requests::left_out_fields(workload);
+    if !names.is_empty() {
+        output::error_line(&format!(
+            "flint: note: {} not sent over {version}: connection-specific fields ({rule}; TE \
+             only as `TE: trailers`)",
+            names.join(", ")
+        ));
+    }
 }
 
 /// At most one result on stdout (`-`), no file written by two outputs (the last would overwrite
@@ -362,8 +381,11 @@ fn stopped_early(result: &RunResult, missing_files: Option<&str>) -> Option<Stri
     let gave_up = result.stats.gave_up?;
     let statuses = &result.stats.statuses;
     let missing = gave_up.kind == ErrorKind::Status4xx && GaveUp::files_missing(statuses);
-    let hint = missing_files.filter(|_| missing);
-    Some(gave_up.line(&result.config, statuses, hint))
+    let hint = match missing_files.filter(|_| missing) {
+        Some(files) => Some(files.to_owned()),
+        None => gave_up.tls_hint(&result.config, &result.stats.tls_failures),
+    };
+    Some(gave_up.line(&result.config, statuses, hint.as_deref()))
 }
 
 /// Reports the run where they go, judges its thresholds, writes its files, and says how it
@@ -454,7 +476,7 @@ fn failure(result: &RunResult, missing_files: Option<&str>) -> String {
         Some((reason, n)) => format!(
             "; TLS: {n} {}: {}",
             reason.name(),
-            reason.explain_with(result.config.tls.cacert.as_deref())
+            reason.explain_for(&result.config.tls)
         ),
         None => String::new(),
     };

@@ -35,6 +35,52 @@ fn debug_prints_http2_request_and_response_fields() {
 }
 
 #[test]
+fn connection_specific_fields_are_not_sent_over_http2_and_the_start_says_so() {
+    // flint serve takes a request with `te: gzip` for malformed (RFC 9113 section 8.2.2) and
+    // ends the connection: sent, no request would succeed.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.html"), b"hello").unwrap();
+    let server = start_server(dir.path(), 1);
+    let url = format!("http://{}/a.html", server.addr);
+    let out = run_bounded(
+        flint()
+            .arg("bench")
+            .args([&url, "--http", "2", "-n", "2", "-c", "1", "-q", "--debug"])
+            .args(["-H", "TE: gzip", "-H", "Proxy-Connection: keep-alive"])
+            .args(["-H", "X-Kept: 1", "-H", "CONNECTION: close"]),
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let note = "flint: note: TE, Proxy-Connection, CONNECTION not sent over HTTP/2: \
+                connection-specific fields";
+    assert_eq!(err.matches(note).count(), 1, "{err}");
+    assert_eq!(
+        err.lines().filter(|l| *l == "x-kept: 1").count(),
+        2,
+        "{err}"
+    );
+    for sent in ["te:", "proxy-connection:", "connection:"] {
+        assert!(
+            !err.lines().any(|l| l.starts_with(sent)),
+            "{sent} in: {err}"
+        );
+    }
+    // `TE: trailers` is HTTP/2's one TE, sent.
+    let out = run_bounded(
+        flint()
+            .arg("bench")
+            .args([&url, "--http", "2", "-n", "1", "-c", "1", "-q", "--debug"])
+            .args(["-H", "TE: trailers"]),
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.lines().any(|l| l == "te: trailers"), "{err}");
+    assert!(!err.contains("flint: note"), "{err}");
+}
+
+#[test]
 fn debug_prints_http3_request_and_response_fields() {
     let cert = SelfSigned::new(KeyKind::EcdsaP256);
     std::fs::write(cert.dir().join("a.html"), b"hello").unwrap();

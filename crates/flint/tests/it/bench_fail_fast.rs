@@ -156,7 +156,7 @@ fn http2_against_a_server_without_it_says_so() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("the server does not speak HTTP/2 (try without --http 2"),
+        stderr.contains("the server does not speak HTTP/2 in cleartext (h2c) on that port"),
         "{stderr}"
     );
 }

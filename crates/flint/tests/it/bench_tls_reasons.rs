@@ -165,3 +165,38 @@ fn a_cacert_that_is_not_the_servers_certificate_is_named_as_such() {
         );
     }
 }
+
+#[test]
+fn no_suite_in_common_names_the_options_given_not_a_port_without_tls() {
+    // An ECDSA certificate, and a TLS 1.2 suite that needs an RSA one: the server speaks TLS
+    // and has no suite in common with what --tls and --tls-ciphers allow (a handshake_failure
+    // alert), which is what the run says: not "is the server speaking TLS on that port".
+    let cert = SelfSigned::new(KeyKind::EcdsaP256);
+    let server = serve(&cert);
+    let url = format!("https://localhost:{}/a.html", server.port());
+    let out = run_bounded(
+        flint()
+            .args([
+                "bench", &url, "-d", "60s", "-c", "1", "-q", "-k", "--tls", "1.2",
+            ])
+            .args(["--tls-ciphers", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"]),
+        Duration::from_secs(60),
+    );
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let said =
+        "no TLS version or cipher suite in common with what --tls 1.2 and --tls-ciphers allow";
+    assert!(
+        stderr.contains(&format!("protocol_version: {said}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("every attempt failed as tls_handshake ("),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("the server speaks TLS: {said}")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("http:// rather than https://"), "{stderr}");
+}

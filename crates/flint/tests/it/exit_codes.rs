@@ -320,3 +320,31 @@ fn a_lab_deployment_that_is_not_known_is_a_usage_error_naming_the_known_ones() {
     );
     assert!(!stderr.contains("measurements of"), "it started: {stderr}");
 }
+
+#[test]
+fn a_timeout_of_0_and_streams_or_an_h2_window_out_of_place_exit_2() {
+    refused(&mut bench(&["--timeout", "0s"]), "must be longer than 0");
+    refused(
+        &mut bench(&["--connect-timeout", "0ms"]),
+        "must be longer than 0",
+    );
+    for n in ["0", "1001", "99999999999", "99999999999999999999999"] {
+        refused(
+            &mut bench(&["--http", "2", "--streams", n]),
+            "must be 1 to 1000",
+        );
+    }
+    refused(
+        &mut bench(&["--http", "2", "--streams", "x"]),
+        "is not a whole number",
+    );
+    // Refused as --streams without --http 2 is, not silently ignored.
+    refused(
+        &mut bench(&["--h2-window", "64k", "-n", "1"]),
+        "--h2-window is HTTP/2's flow-control window: it needs --http 2",
+    );
+    refused(
+        &mut bench(&["--streams", "4", "-n", "1"]),
+        "--streams needs --http 2 or 3",
+    );
+}

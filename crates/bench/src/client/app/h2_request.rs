@@ -152,13 +152,15 @@ impl AppExchange {
         for (name, value) in &spec.headers {
             // The entry's own fields are its templates, added below.
             let templated = file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name));
-            let skipped = templated || left_out(name) || (get && describes_body(name));
+            let skipped =
+                templated || left_out(name, value.as_bytes()) || (get && describes_body(name));
             if !skipped {
                 req.add(name.as_bytes(), value.as_bytes());
             }
         }
         for (name, value) in file.iter().flat_map(|f| &f.headers) {
-            if left_out(name) || (get && describes_body(name)) {
+            // (A templated TE's value is not known here: left out, as any TE but `trailers`.)
+            if left_out(name, b"") || (get && describes_body(name)) {
                 continue;
             }
             let at = req.begin(name.as_bytes());

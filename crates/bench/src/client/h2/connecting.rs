@@ -6,19 +6,44 @@
 use super::super::connect;
 use super::super::errors::{alpn_refused, handshake_error};
 use super::super::page::Child;
-use super::super::{ThreadState, Wire, NONE};
+use super::super::{ThreadState, Wire, BACKOFF_US, NONE};
 use super::{State, H2};
 use crate::config::{H2_CONNECTION_WINDOW, H2_STREAM_WINDOW};
 use crate::stats::ErrorKind;
 use http2::Session;
 
+/// The longest wait before a connection after those that processed nothing: the back-off of a
+/// failed connect (`BACKOFF_US`) doubled for each such connection in a row, up to 64 times it.
+const MOST_DOUBLINGS: u32 = 6;
+
 impl H2 {
+    /// A new connection for the work waiting (the old one, if any, closed): opened now, or,
+    /// when on the last one, which came up, the server processed no stream (it sent GOAWAY at
+    /// once, or refused every stream), after a wait that doubles with each such connection in a row
+    /// (10 ms, 20 ms, ... at most 640 ms) rather than at once, in a loop as fast as the server.
     pub(super) fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
+        if self.empty_in_a_row > 0 && now < cx.sh.schedule.end_us {
+            self.state = State::Backoff;
+            self.waited_from = now;
+            let wait = BACKOFF_US << (self.empty_in_a_row - 1).min(MOST_DOUBLINGS);
+            cx.timers.arm(ch.slot, now + wait);
+            return;
+        }
+        self.open(ch, cx, now);
+    }
+
+    /// Opens the connection (`connect`'s wait over, if any).
+    pub(super) fn open(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        // (From `Backoff`: the work waits from when the wait began.)
+        let waited_from = match self.state {
+            State::Backoff => self.waited_from,
+            _ => now,
+        };
         self.conn_gen += 1;
         self.state = State::Connecting;
         self.connect_us = NONE;
-        self.waited_from = now;
+        self.waited_from = waited_from;
         match connect::open(ch, cx, now) {
             Ok((conn, start)) => {
                 self.conn = Some(conn);

@@ -51,12 +51,6 @@ impl H2 {
         // Lanes whose think time is over are free again.
         stream_lanes::end_thinking(&mut self.thinking, now);
         let held = self.refill_held(open_loop, cx.sh.schedule.think_us > 0);
-        // A page's files begin now, or, if they waited for this connection, when it was begun.
-        let begun = if self.waited_from == NONE {
-            now
-        } else {
-            self.waited_from
-        };
         let in_flight_before = self.io.flight.len();
         while !held
             && !self.draining
@@ -85,18 +79,7 @@ impl H2 {
                 && self.next_file < ch.files(cx.sh.workload)
                 && !self.waits_for_values(cx.sh.workload)
             {
-                let ex = Exchange {
-                    file: self.next_file,
-                    file_start_us: begun,
-                    connect_us: if self.next_file == 0 {
-                        self.connect_us
-                    } else {
-                        NONE
-                    },
-                    ..Exchange::new(ch.page)
-                };
-                self.next_file += 1;
-                self.fresh = false;
+                let ex = self.next_exchange(ch, now);
                 self.submit(ch, cx, ex, now);
             } else {
                 break;
@@ -126,11 +109,13 @@ impl H2 {
         if self.draining {
             // The GOAWAY's streams are done: what is left goes on a new connection (lanes:
             // the next page's, picked when it is due).
-            let left = !self.io.flight.retry.is_empty()
-                || (!self.lanes && self.page_ok && self.next_file < ch.files(cx.sh.workload))
-                || (self.lanes && self.fresh);
+            let left = self.left(ch, cx);
             if left && now < end {
-                return self.connect(ch, cx, now);
+                // (Sent again once if the server processed nothing on it; refused so twice, failed.)
+                self.judge_refusals(ch, cx, now);
+                if self.left(ch, cx) {
+                    return self.connect(ch, cx, now);
+                }
             }
             self.close();
         }
@@ -173,6 +158,36 @@ impl H2 {
             let backoff = std::mem::take(&mut self.unsent);
             page_flow::end_page(self, ch, cx, hit, now, backoff);
         }
+    }
+
+    /// Whether work is left for a new connection once this one's GOAWAY streams are done:
+    /// exchanges to send again, the page's next file, or the lane's page picked.
+    fn left(&self, ch: &Child, cx: &ThreadState<'_>) -> bool {
+        !self.io.flight.retry.is_empty()
+            || (!self.lanes && self.page_ok && self.next_file < ch.files(cx.sh.workload))
+            || (self.lanes && self.fresh)
+    }
+
+    /// The page's next file as an exchange, taken (page mode): it begins now, or, if it waited
+    /// for this connection, when that was begun.
+    pub(super) fn next_exchange(&mut self, ch: &Child, now: u64) -> Exchange {
+        let file_start_us = match self.waited_from {
+            NONE => now,
+            begun => begun,
+        };
+        let ex = Exchange {
+            file: self.next_file,
+            file_start_us,
+            connect_us: if self.next_file == 0 {
+                self.connect_us
+            } else {
+                NONE
+            },
+            ..Exchange::new(ch.page)
+        };
+        self.next_file += 1;
+        self.fresh = false;
+        ex
     }
 
     /// Opens a stream for `ex`.
@@ -250,6 +265,7 @@ impl H2 {
         // limit may hold it in nghttp2's queue.
         ex.written_us = NONE;
         self.no_room_since = NONE;
+        self.opened_any = true;
         let slot = self.io.insert(id, ex, body);
         if cx.counts(now, now) {
             // Beside `header_bytes_sent`, counted as its HEADERS leave.

@@ -6,6 +6,7 @@
 use super::super::exchange::Answer;
 use super::super::page::Child;
 use super::super::page_flow;
+use super::super::stream_lanes;
 use super::super::{ThreadState, Wire, NONE};
 use super::{State, H2};
 use crate::stats::ErrorKind;
@@ -21,12 +22,15 @@ impl H2 {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
             if s.refused {
-                unprocessed(cx, &s, now);
+                let counted = unprocessed(cx, &s, now);
                 let mut ex = s.ex;
+                ex.retried_on = if counted { self.conn_gen } else { 0 };
                 ex.reset_response();
                 self.io.flight.retry.push(ex);
                 continue;
             }
+            // Answered or failed, not refused: the server processed a stream here.
+            self.processed = true;
             let end = cx.sh.schedule.end_us;
             if now >= end {
                 // The run ended before this stream did (its close was read in the loop's last
@@ -48,7 +52,7 @@ impl H2 {
                         (ex.learned, ex.hops) = (to, ex.hops + 1);
                         // The redirect's target is a request of its own: its first refusal is
                         // sent again as any request's is.
-                        ex.refused_once = false;
+                        (ex.refused_once, ex.refused_empty) = (false, false);
                         ex.reset_response();
                         ex.connect_us = NONE;
                         self.io.flight.retry.push(ex);
@@ -171,12 +175,76 @@ impl H2 {
     pub(super) fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
         while let Some(slot) = self.io.unprocessed() {
             let s = self.io.take(slot);
-            unprocessed(cx, &s, now);
+            let counted = unprocessed(cx, &s, now);
             let mut ex = s.ex;
+            ex.retried_on = if counted { self.conn_gen } else { 0 };
             ex.reset_response();
             self.io.flight.retry.push(ex);
         }
         !self.io.flight.retry.is_empty()
+    }
+
+    /// What is to go on a new connection once this one is done (its GOAWAY, or its end with
+    /// streams it never processed), judged by what the server did on it. If it processed a
+    /// stream (answered or failed it), the run makes progress: all of it is sent again, however
+    /// often refused before. If it processed none (a server that sends GOAWAY at once, or
+    /// refuses every request), each exchange is sent again once, and one that such a connection
+    /// refused before fails (`h2_goaway`), so that a `-n` run ends and fail-fast can stop a
+    /// timed one.
+    /// A GOAWAY before any stream was opened refuses what waited for the connection (the
+    /// page's next file, the lane's page picked) as well. True if any failed.
+    pub(super) fn judge_refusals(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        now: u64,
+    ) -> bool {
+        if self.processed {
+            for ex in &mut self.io.flight.retry {
+                ex.refused_empty = false;
+            }
+            return false;
+        }
+        if !self.opened_any && self.io.goaway.is_some() {
+            if self.lanes && self.fresh {
+                self.fresh = false;
+                let ex = stream_lanes::lane_exchange(ch);
+                self.io.flight.retry.push(ex);
+            } else if !self.lanes
+                && self.page_ok
+                && self.next_file < ch.files(cx.sh.workload)
+                && !self.waits_for_values(cx.sh.workload)
+            {
+                let ex = self.next_exchange(ch, now);
+                self.io.flight.retry.push(ex);
+            }
+        }
+        let mut failed = false;
+        let mut k = 0;
+        while k < self.io.flight.retry.len() {
+            let ex = &mut self.io.flight.retry[k];
+            if !ex.refused_empty {
+                ex.refused_empty = true;
+                k += 1;
+                continue;
+            }
+            let ex = self.io.flight.retry.remove(k);
+            // Refused on this connection: counted as retried when taken (`unprocessed`), and
+            // not sent again after all. (One held unwritten here, refused on the connection
+            // before, was counted there, and was not taken again here.)
+            if ex.retried_on == self.conn_gen {
+                let h = &mut cx.stats.http2;
+                h.retried = h.retried.saturating_sub(1);
+            }
+            ch.record_failure(cx, &ex, ErrorKind::H2Goaway, 0, now);
+            if self.lanes {
+                Child::record_page(cx, ex.page, false, now);
+            } else {
+                self.page_ok = false;
+            }
+            failed = true;
+        }
+        failed
     }
 
     /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
@@ -197,11 +265,15 @@ impl H2 {
         // that never came up (refused, timed out) fails what waited for it, so that a server
         // gone after its GOAWAY is the error it is, not a reconnect loop to the end of the run.
         let was_up = self.state == State::Open;
-        if was_up && now < end && self.take_unprocessed(cx, now) && self.io.flight.is_empty() {
-            // Only streams the server never processed were left: they go on a new connection.
-            return self.connect(ch, cx, now);
-        }
         let mut any = false;
+        if was_up && now < end && self.take_unprocessed(cx, now) && self.io.flight.is_empty() {
+            // Only streams the server never processed were left: they go on a new connection
+            // (those refused before by a connection that processed nothing fail instead).
+            any = self.judge_refusals(ch, cx, now);
+            if !self.io.flight.retry.is_empty() {
+                return self.connect(ch, cx, now);
+            }
+        }
         let io = &self.io;
         // After the run's end (read in the loop's last round), what was in flight is unfinished.
         let ended = now >= end;
@@ -222,13 +294,18 @@ impl H2 {
                 Child::record_page(cx, s.ex.page, false, now);
             }
             any = true;
+            // (Taken, not refused: what goes on a new connection is sent again, not judged.)
+            self.processed = true;
         }
         if was_up && !ended && !self.io.flight.retry.is_empty() {
             // Those the server never processed (its GOAWAY's, counted in `retried`) are not
             // failures: they go on a new connection, and the page (not a hit now that a file
             // failed) goes on with them.
-            self.page_ok = false;
-            return self.connect(ch, cx, now);
+            any |= self.judge_refusals(ch, cx, now);
+            if !self.io.flight.retry.is_empty() {
+                self.page_ok = false;
+                return self.connect(ch, cx, now);
+            }
         }
         for ex in self.io.flight.retry.drain(..) {
             if ended {
@@ -277,9 +354,12 @@ impl H2 {
 /// its stream is): `retried`, and what was read of it (a server may send a stream's HEADERS, or
 /// some of its body, and then refuse it) as framing, as bytes that belong to no response, so
 /// that every byte read stays accounted for.
-fn unprocessed(cx: &mut ThreadState<'_>, s: &super::streams::Stream, now: u64) {
-    if cx.counts(s.ex.file_start_us, now) {
+/// True if counted.
+fn unprocessed(cx: &mut ThreadState<'_>, s: &super::streams::Stream, now: u64) -> bool {
+    let counted = cx.counts(s.ex.file_start_us, now);
+    if counted {
         cx.stats.http2.retried += 1;
         cx.stats.http2.bytes_framing += s.bytes_read();
     }
+    counted
 }

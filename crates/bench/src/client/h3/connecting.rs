@@ -9,7 +9,7 @@
 
 use super::super::errors::connect_error;
 use super::super::page::Child;
-use super::super::{RunShared, ThreadState, Wire, NONE};
+use super::super::{RunShared, ThreadState, Wire, BACKOFF_US, NONE};
 use super::{State, H3};
 use crate::stats::TlsAgreed;
 use mio::net::UdpSocket;
@@ -24,6 +24,10 @@ use std::time::Instant;
 /// the Webchildren of one thread: quiche takes it mutably to connect, so it is not shared
 /// across threads, and made per connection it would load the system's roots every time.
 pub(super) type ThreadConfig = Rc<RefCell<http3::ClientConfig>>;
+
+/// The longest wait before a connection after those that processed nothing: the back-off of a
+/// failed connect (`BACKOFF_US`) doubled for each such connection in a row, up to 64 times it.
+const MOST_DOUBLINGS: u32 = 6;
 
 thread_local! {
     /// This thread's configuration, for the run it was made for (its schedule's base instant).
@@ -82,14 +86,38 @@ impl H3 {
         }
     }
 
-    /// Starts a connection for the page's next file (or what is to be sent again) at `now`.
+    /// A connection for the page's next file (or what is to be sent again), the old one, if
+    /// any, closed: started now, or, when on the last ones, which came up, the server processed
+    /// no stream (a GOAWAY at once, before or after any stream, then perhaps its close), after
+    /// a wait that doubles with each such connection in a row (10 ms, 20 ms, ... at most
+    /// 640 ms), as over HTTP/2 (`h2/connecting.rs`), rather than at once, in a loop as fast as
+    /// the server.
     pub(super) fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         // The old connection's packets since they were last taken (after a GOAWAY), first.
         self.take_packets(cx, now);
         self.close();
+        if self.empty_in_a_row > 0 && now < cx.sh.schedule.end_us {
+            self.state = State::Backoff;
+            self.waited_from = now;
+            let wait = BACKOFF_US << (self.empty_in_a_row - 1).min(MOST_DOUBLINGS);
+            self.backoff_until = now + wait;
+            cx.timers.arm(ch.slot, self.backoff_until);
+            return;
+        }
+        self.start(ch, cx, now);
+    }
+
+    /// Starts the connection (`connect`'s wait over, if any): the work waits from when that
+    /// wait began.
+    pub(super) fn start(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let waited_from = match self.state {
+            State::Backoff => self.waited_from,
+            _ => now,
+        };
+        self.conn_gen += 1;
         self.state = State::Handshaking;
         self.connect_us = NONE;
-        self.waited_from = now;
+        self.waited_from = waited_from;
         ch.connect_began(cx, now);
         self.connect_start_us = now;
         cx.timers

@@ -223,7 +223,7 @@ impl H3 {
         if self.state == State::Open || self.sends_early() {
             self.fill(ch, cx, now);
         }
-        if self.state != State::Idle && self.flush(ch, cx, now) {
+        if !matches!(self.state, State::Idle | State::Backoff) && self.flush(ch, cx, now) {
             self.arm(ch, cx);
         }
     }
@@ -316,6 +316,9 @@ impl H3 {
     pub(super) fn arm(&mut self, ch: &Child, cx: &mut ThreadState<'_>) {
         if !self.busy {
             return;
+        }
+        if self.state == State::Backoff {
+            return cx.timers.arm(ch.slot, self.backoff_until);
         }
         let schedule = &cx.sh.schedule;
         let quic = self

@@ -3,9 +3,11 @@
 //! a GOAWAY's unprocessed streams kept to be sent again, stalled streams timed out and
 //! cancelled, and everything in flight failed when the connection itself fails.
 
+use super::super::exchange::Exchange;
 use super::super::in_flight::waiting_since;
 use super::super::page::Child;
 use super::super::page_flow;
+use super::super::stream_lanes;
 use super::super::{ThreadState, Wire};
 use super::{State, H3};
 use crate::stats::{ErrorKind, Http3Stats};
@@ -72,15 +74,89 @@ impl H3 {
             if let Some(client) = &mut self.client {
                 let _ = client.reset_request(s.id, http3::H3_REQUEST_CANCELLED);
             }
-            if cx.counts(s.ex.file_start_us, now) {
+            let counted = cx.counts(s.ex.file_start_us, now);
+            if counted {
                 cx.stats.http3.retried += 1;
             }
             // Its buffers back to the pool: the request is built again when it goes.
             self.spare.extend(s.app);
             let mut ex = s.ex;
+            ex.retried_on = if counted { self.conn_gen } else { 0 };
             ex.reset_response();
             self.requeue(cx, ex, now);
         }
+    }
+
+    /// What a GOAWAY leaves for a new connection, judged as over HTTP/2 (`h2/outcomes.rs`): all
+    /// of it sent again if the server processed a stream on this connection; else each
+    /// exchange once, one refused so before failing (`h3_goaway`), so that a server that
+    /// refuses everything (GOAWAY 0) cannot keep a run going round. A GOAWAY before any stream
+    /// refuses what waited for the connection too. True if any failed.
+    pub(super) fn judge_refusals(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        now: u64,
+    ) -> bool {
+        if self.processed {
+            for ex in &mut self.flight.retry {
+                ex.refused_empty = false;
+            }
+            return false;
+        }
+        // What waited for the connection: the lane's page picked, or the page's next file (by
+        // what is left of the page, not `fresh`, which its first file sent clears: a page part
+        // served on a connection before is refused here too).
+        let files = ch.files(cx.sh.workload);
+        let waiting = match self.lanes {
+            true => self.fresh,
+            false => {
+                self.page_ok && self.next_file < files && !self.waits_for_values(cx.sh.workload)
+            }
+        };
+        if !self.opened_any && self.goaway.is_some() && waiting {
+            let ex = match self.lanes {
+                true => stream_lanes::lane_exchange(ch),
+                false => {
+                    self.next_file += 1;
+                    Exchange {
+                        file: self.next_file - 1,
+                        file_start_us: match self.waited_from {
+                            super::NONE => now,
+                            t => t,
+                        },
+                        ..Exchange::new(ch.page)
+                    }
+                }
+            };
+            self.fresh = false;
+            self.requeue(cx, ex, now);
+        }
+        let mut failed = false;
+        let mut k = 0;
+        while k < self.flight.retry.len() {
+            if !self.flight.retry[k].refused_empty {
+                self.flight.retry[k].refused_empty = true;
+                k += 1;
+                continue;
+            }
+            let ex = self.flight.retry.remove(k);
+            match &mut self.held {
+                Some((at, _)) if *at > k => *at -= 1,
+                Some((at, _)) if *at == k => self.release_held(),
+                _ => {}
+            }
+            // Refused on this connection: counted as retried when taken, not sent again. (One
+            // held unwritten here, refused on the connection before, was counted there.)
+            if ex.retried_on == self.conn_gen {
+                let h = &mut cx.stats.http3;
+                h.retried = h.retried.saturating_sub(1);
+            }
+            ch.record_failure(cx, &ex, ErrorKind::H3Goaway, 0, now);
+            self.file_done(cx, &ex, false, now);
+            failed = true;
+        }
+        failed
     }
 
     /// The timer fired with the connection open: each stream waiting longer than the response
@@ -157,6 +233,8 @@ impl H3 {
             .then(|| self.flight.iter().map(|(_, s)| s.id).min())
             .flatten();
         let mut any = false;
+        // (Failed with the connection, not above its GOAWAY: processed.)
+        self.processed |= was_up && !self.flight.is_empty();
         for s in self.flight.drain() {
             if first_early.is_none_or(|first| first == s.id) {
                 let bytes = s.ex.bytes();
@@ -170,9 +248,13 @@ impl H3 {
         }
         if was_up && self.goaway.is_some() && !self.flight.retry.is_empty() {
             // What the GOAWAY left unprocessed is not failed: it goes on a new connection, and
-            // the page (not a hit if a file failed) goes on with it.
-            self.page_ok &= !any;
-            return self.connect(ch, cx, now);
+            // the page (not a hit if a file failed) goes on with it; once only from a
+            // connection on which the server processed nothing (`judge_refusals`).
+            any |= self.judge_refusals(ch, cx, now);
+            if !self.flight.retry.is_empty() {
+                self.page_ok &= !any;
+                return self.connect(ch, cx, now);
+            }
         }
         // A request held back goes with its exchange: its buffers back to the pool.
         self.release_held();

@@ -190,7 +190,10 @@ impl H3 {
                 // The wait for room (bounded by the response timeout) ends when a request
                 // goes, not when one is tried: a request held back keeps waiting from when
                 // it began to.
-                Submitted::Sent => self.no_room_since = NONE,
+                Submitted::Sent => {
+                    self.no_room_since = NONE;
+                    self.opened_any = true;
+                }
                 // Held back (the stream's send capacity is smaller than the header block
                 // until what is queued goes out): first in line again, sent when a read or
                 // the timer calls here next, never retried in this loop.
@@ -217,15 +220,18 @@ impl H3 {
             // Nothing in flight and a lane thinking: the lanes go on, the timer wakes them.
             return;
         }
-        let left = !self.flight.retry.is_empty()
-            || match self.lanes {
-                true => self.fresh,
-                false => self.page_ok && self.next_file < files,
-            };
+        let mut left = self.left(files);
+        // (A connection that ends with nothing processed on it makes the next one wait:
+        // `connect`.)
         if self.goaway.is_some() {
-            // The GOAWAY's streams are done: what is left goes on a new connection.
+            // The GOAWAY's streams are done: what is left goes on a new connection (once only,
+            // from a connection on which the server processed nothing: `judge_refusals`).
             if left && now < end {
-                return self.connect(ch, cx, now);
+                self.judge_refusals(ch, cx, now);
+                left = self.left(files);
+                if left {
+                    return self.connect(ch, cx, now);
+                }
             }
             self.take_packets(cx, now);
             self.close();
@@ -249,6 +255,16 @@ impl H3 {
             let backoff = std::mem::take(&mut self.unsent);
             page_flow::end_page(self, ch, cx, self.page_ok, now, backoff);
         }
+    }
+
+    /// Whether anything is left for a new connection: exchanges to send again, the lane's page
+    /// picked, or the page's next file (of `files`).
+    fn left(&self, files: usize) -> bool {
+        !self.flight.retry.is_empty()
+            || match self.lanes {
+                true => self.fresh,
+                false => self.page_ok && self.next_file < files,
+            }
     }
 
     /// Without a stream in flight to end it, a wait for room is bounded by the response
@@ -477,6 +493,7 @@ impl H3 {
                         Http3Stats::count(resets, http3::h3_code_name(code));
                     }
                     if let Some(s) = self.take(stream) {
+                        self.processed = true;
                         let bytes = s.ex.bytes();
                         ch.record_failure(cx, &s.ex, ErrorKind::H3StreamReset, bytes, now);
                         self.file_done(cx, &s.ex, false, now);
@@ -519,6 +536,7 @@ impl H3 {
 
     /// A response complete: recorded as over HTTP/2 (its status judged by the run's rule).
     fn answered(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, mut s: Stream, now: u64) {
+        self.processed = true;
         if s.ex.status == 0 {
             self.spare.extend(s.app.take());
             // The stream ended with no response head: the server broke the protocol.

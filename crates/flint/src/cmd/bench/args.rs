@@ -25,6 +25,20 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// Requests in flight per connection (`--streams`): 1 to the engine's bound, a number too
+/// large for any type said to be out of that range too.
+fn streams(text: &str) -> Result<u32, String> {
+    let most = bench::runner::plan::MAX_STREAMS;
+    match text.parse::<u64>() {
+        Ok(n) if (1..=u64::from(most)).contains(&n) => Ok(n as u32),
+        Ok(_) => Err(format!("must be 1 to {most}")),
+        Err(_) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("must be 1 to {most}"))
+        }
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
+}
+
 /// A count that must be at least 1 (`-c 0` would measure nothing).
 fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Result<T, String> {
     match text.parse::<T>() {
@@ -225,7 +239,7 @@ pub struct LoadArgs {
     /// --think each lane thinks after its page. HTTP/3 too. Each connection's table of streams
     /// in flight is made once with 2N slots rounded up to a power of two (256 for 100): a
     /// Webchild's memory grows with N.
-    #[arg(long, value_name = "N", value_parser = at_least_one::<u32>)]
+    #[arg(long, value_name = "N", value_parser = streams)]
     pub streams: Option<u32>,
     /// HTTP/2: each stream's receive window, and the connection's when above 65535 (it cannot
     /// start lower), in bytes (64k, 1m) [default: a browser's, 6 MiB a stream and 15 MiB the
@@ -437,6 +451,40 @@ pub fn join_tls_version(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_is_longer_than_0() {
+        assert_eq!(positive_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(positive_duration("1ms"), Ok(Duration::from_millis(1)));
+        for zero in ["0", "0s", "0ms", "0us", "0m0s"] {
+            assert_eq!(
+                positive_duration(zero),
+                Err("must be longer than 0".into()),
+                "{zero}"
+            );
+        }
+    }
+
+    #[test]
+    fn streams_are_1_to_1000_however_large_the_number() {
+        assert_eq!(streams("1"), Ok(1));
+        assert_eq!(streams("1000"), Ok(1000));
+        for out in [
+            "0",
+            "1001",
+            "4294967296",
+            "99999999999",
+            "99999999999999999999999",
+        ] {
+            assert_eq!(streams(out), Err("must be 1 to 1000".into()), "{out}");
+        }
+        for bad in ["", "x", "-1", "1.5"] {
+            assert!(
+                streams(bad).unwrap_err().contains("is not a whole number"),
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn a_read_slack_is_a_percentage() {
