@@ -158,7 +158,10 @@ impl<T: Transport> Conn<T> {
                 !self.programs.is_empty() && self.programs.pump(&mut self.session, w, pool);
             if self.session.queued > 0 || self.io.has_output() {
                 let before = kernel_took(&w.stats);
-                match self.io.flush(env, &mut self.session, &mut w.stats) {
+                let flushed = self.io.flush(env, &mut self.session, &mut w.stats);
+                // Held log lines of responses now written whole (HTTP/1.1).
+                self.session.settle_held(w);
+                match flushed {
                     Err(_) => return false,
                     Ok(Flushed::Blocked) => {
                         // The send timeout counts from the last progress, not the last event (a

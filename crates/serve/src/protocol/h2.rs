@@ -31,7 +31,8 @@
 //! table (slots, hints, freed slots, the arena, the ended ring, each stream's body clock),
 //! `h2/handler.rs` the nghttp2 callbacks that fill it and frame bodies, `h2/respond.rs` one
 //! complete request answered, `h2/reply.rs` a reply submitted on its stream, `h2/fields.rs` the
-//! response head handed over as HTTP/2 fields, and for a request a program answers,
+//! response head handed over as HTTP/2 fields, `h2/logging.rs` the access-log line of a large
+//! response held until its stream ends, and for a request a program answers,
 //! `h2/exchange.rs` the stream's exchange with it and `h2/gateway.rs` the protocol's side of
 //! the gateway seam.
 
@@ -56,6 +57,7 @@ mod exchange;
 mod fields;
 pub(super) mod gateway;
 mod handler;
+mod logging;
 mod reply;
 mod respond;
 mod streams;
@@ -409,6 +411,9 @@ fn answer_awake(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -
     s.bufs = h.streams.bufs.take();
     s.queued += h.streams.queued;
     flush_counts(&mut h.streams.counts, w);
+    if !h.streams.ended_logs.is_empty() {
+        h.log_ended(w);
+    }
     if sent.is_err() || (!h.framer.want_read() && !h.framer.want_write()) {
         // Done: a GOAWAY exchanged and no stream left, or a protocol error answered with
         // GOAWAY. The client may still be sending: the close lingers.

@@ -56,6 +56,7 @@ fn fixture(max_pipeline: usize) -> Fixture {
         gateways: None,
         auth: None,
         h2_spares: Default::default(),
+        held_logs: Default::default(),
     };
     Fixture {
         _root: root,
