@@ -98,7 +98,10 @@ fn h1_read_part(s: &mut TcpStream, path: &str, body: u64) -> u64 {
         total += n as u64;
         if head_len.is_none() {
             head.extend_from_slice(&buf[..n]);
-            head_len = head.windows(4).position(|w| w == b"\r\n\r\n").map(|p| p as u64 + 4);
+            head_len = head
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .map(|p| p as u64 + 4);
             assert!(head_len.is_none() || head.starts_with(b"HTTP/1.1 200 "));
         }
         if let Some(h) = head_len.filter(|&h| total - h >= body) {
@@ -123,7 +126,10 @@ fn a_cut_http1_transfer_logs_the_bytes_sent() {
     let b = bytes_of(&got[0]);
     let bound = read + rcvbuf + server_sndbuf_max();
     println!("%b {b}: read {read}, bound {bound}, file {len}");
-    assert!(b >= read && b <= bound, "%b {b}: read {read}, bound {bound}, file {len}");
+    assert!(
+        b >= read && b <= bound,
+        "%b {b}: read {read}, bound {bound}, file {len}"
+    );
     assert!(b < len, "{}", got[0]);
     let st = srv.stop();
     assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
@@ -162,7 +168,9 @@ fn whole_http1_transfers_log_the_whole_body_pipelined_or_not() {
     sorted.sort_unstable();
     want.sort_unstable();
     assert_eq!(sorted, want, "{got:?}");
-    assert!(got.iter().any(|l| l.contains(&format!("\"HEAD {path} HTTP/1.1\" 200 -"))));
+    assert!(got
+        .iter()
+        .any(|l| l.contains(&format!("\"HEAD {path} HTTP/1.1\" 200 -"))));
     let st = srv.stop();
     assert_eq!((st.requests, st.status_2xx), (4, 4), "{st:?}");
 }
@@ -179,6 +187,7 @@ fn a_transfer_under_way_at_shutdown_is_logged_once_with_the_bytes_sent() {
     let read = h1_read_part(&mut s, &path, READ as u64);
     // The client stalls: it reads no more and keeps its connection open.
     assert!(lines(&log).is_empty(), "logged before the transfer ended");
+    // The shutdown `flint serve`'s SIGTERM handler asks for.
     let st = srv.stop();
     assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
     let got = lines(&log);
@@ -186,7 +195,10 @@ fn a_transfer_under_way_at_shutdown_is_logged_once_with_the_bytes_sent() {
     let b = bytes_of(&got[0]);
     let bound = read + rcvbuf + server_sndbuf_max();
     println!("%b {b}: read {read}, bound {bound}, file {len}");
-    assert!(b >= read && b <= bound, "%b {b}: read {read}, bound {bound}, file {len}");
+    assert!(
+        b >= read && b <= bound,
+        "%b {b}: read {read}, bound {bound}, file {len}"
+    );
     drop(s);
 }
 
@@ -216,9 +228,16 @@ fn a_cut_http2_transfer_logs_the_data_bytes_framed() {
     // frame of 16 KiB over it (frame headers are not body bytes).
     let bound = read + rcvbuf + server_sndbuf_max() + max_pipeline + (16 << 10);
     println!("%b {b}: read {read}, bound {bound}, file {len}");
-    assert!(b >= read && b <= bound, "%b {b}: read {read}, bound {bound}, file {len}");
+    assert!(
+        b >= read && b <= bound,
+        "%b {b}: read {read}, bound {bound}, file {len}"
+    );
     assert!(b < len, "{}", got[0]);
-    assert!(got[0].contains(&format!("\"GET {path} HTTP/2.0\" 200 ")), "{}", got[0]);
+    assert!(
+        got[0].contains(&format!("\"GET {path} HTTP/2.0\" 200 ")),
+        "{}",
+        got[0]
+    );
     let st = srv.stop();
     assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
 }

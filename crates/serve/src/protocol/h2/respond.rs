@@ -197,7 +197,8 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
     let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
     let no_body = is_head || head_method;
     let line = &mut h.log_line;
-    let held = log_or_hold(w, status, if no_body { 0 } else { body_bytes }, move || Entry {
+    let body = if no_body { 0 } else { body_bytes };
+    let held = log_or_hold(w, status, body, move || Entry {
         peer: peer.ip(),
         request_line: request_line(line, method, path, b"HTTP/2.0"),
         status,

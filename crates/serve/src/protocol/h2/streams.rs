@@ -16,10 +16,10 @@ use super::fields::FieldRoom;
 use crate::auth::Verdict;
 use crate::gateway::head::HeadReader;
 use crate::pool::Bufs;
-use crate::protocol::held_log::HeldLog;
 use crate::protocol::body::BodyClock;
 use crate::protocol::gateway::Record;
 use crate::protocol::gather::{Budget, Gathered};
+use crate::protocol::held_log::HeldLog;
 use crate::response::{Fields, ReprFields};
 
 /// A stream's request storage above this is given back once it is answered (a slot keeps
