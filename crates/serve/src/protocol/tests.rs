@@ -14,6 +14,7 @@ use crate::respond::{Responder, SMALL_BODY};
 use crate::stats::ServerStats;
 
 mod h2_session;
+mod held_logs;
 
 struct Fixture {
     _root: tempfile::TempDir,
