@@ -158,12 +158,12 @@ impl<T: Transport> Conn<T> {
                 !self.programs.is_empty() && self.programs.pump(&mut self.session, w, pool);
             if self.session.queued > 0 || self.io.has_output() {
                 let before = kernel_took(&w.stats);
-                let flushed = self.io.flush(env, &mut self.session, &mut w.stats);
-                // Held log lines of responses now written whole (HTTP/1.1).
-                self.session.settle_held(w);
-                match flushed {
+                match self.io.flush(env, &mut self.session, &mut w.stats) {
+                    // (Its held log lines are written as it closes.)
                     Err(_) => return false,
                     Ok(Flushed::Blocked) => {
+                        // Held log lines of responses now written whole (HTTP/1.1).
+                        self.session.settle_held(w);
                         // The send timeout counts from the last progress, not the last event (a
                         // client sending more input while reading nothing does not extend it),
                         // and progress is bytes the kernel took: output moved into a transport's
@@ -178,7 +178,7 @@ impl<T: Transport> Conn<T> {
                         }
                         return true;
                     }
-                    Ok(Flushed::All) => {}
+                    Ok(Flushed::All) => self.session.settle_held(w),
                 }
             }
             // A program's response is still to come: the close waits for it.

@@ -168,6 +168,7 @@ impl Session {
 
     /// After a write: the held HTTP/1.1 responses written whole are logged
     /// (`protocol/held_log.rs`). Nothing to do, and nothing looked at, when none is held.
+    #[inline]
     pub fn settle_held(&mut self, w: &mut Worker) {
         if let Proto::H1(h) = &mut self.proto {
             if h.holds_logs() {

@@ -60,7 +60,18 @@ impl H1 {
         !self.held.is_empty()
     }
 
+    /// Holds the line of the response being answered (its end set once its body is queued),
+    /// and counts its status. Apart, and cold: the small responses' path does not carry it.
+    #[cold]
+    #[inline(never)]
+    fn hold(&mut self, entry: &Entry<'_>, w: &mut Worker) {
+        count_status(&mut w.stats, entry.status);
+        let log = w.held_logs.hold(entry);
+        self.held.push_back(Held { log, end: 0 });
+    }
+
     /// Logs the held responses whose body ends within the first `written` bytes of output.
+    #[inline(never)]
     pub fn settle_held(&mut self, written: u64, w: &mut Worker) {
         while let Some(h) = self.held.pop_front_if(|h| h.end <= written) {
             let sent = h.sent(written);
@@ -265,10 +276,9 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
         };
         // A large body may not be taken whole in this turn: its line waits for it to be
         // written (its status is counted now, as every response's is).
-        let held = (w.log.is_some() && !is_head && reply.body_bytes > HOLD_BODY_BYTES)
-            .then(|| w.held_logs.hold(&entry()));
-        if held.is_some() {
-            count_status(&mut w.stats, reply.status);
+        let held = w.log.is_some() && !is_head && reply.body_bytes > HOLD_BODY_BYTES;
+        if held {
+            h.hold(&entry(), w);
         } else {
             finish(w, reply.status, entry);
         }
@@ -280,10 +290,9 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
         if !is_head {
             s.queued += queue_body(reply.body, &mut b.segs);
         }
-        if let Some(log) = held {
+        if let Some(last) = h.held.back_mut().filter(|_| held) {
             // The body is the last of the queue.
-            let end = s.written + s.queued;
-            h.held.push_back(Held { log, end });
+            last.end = s.written + s.queued;
         }
         if reply.close {
             s.close_after = true;

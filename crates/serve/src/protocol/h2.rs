@@ -101,6 +101,9 @@ pub(crate) struct H2 {
     /// The last `:authority` that passed wire's Host checks: the next equal one is not checked.
     passed_host: wire::PassedHost,
     log_line: Vec<u8>,
+    /// The line of the response being answered, held until its stream ends, on its way to
+    /// the stream's slot (`h2/logging.rs`).
+    staged_log: Option<crate::protocol::held_log::HeldLog>,
     /// A graceful GOAWAY was submitted (shutdown): no new stream, the open ones finish.
     going_away: bool,
     /// A request's header block was under way after the last `answer`.
@@ -137,6 +140,7 @@ impl H2 {
             field_room: FieldRoom::new(),
             passed_host: wire::PassedHost::default(),
             log_line: Vec::new(),
+            staged_log: None,
             going_away: false,
             head_pending: false,
             launches: Vec::new(),

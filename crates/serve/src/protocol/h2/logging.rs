@@ -13,26 +13,40 @@ use crate::protocol::held_log::{HeldLog, HOLD_BODY_BYTES};
 use crate::protocol::{count_status, finish, Worker};
 
 /// A stream's line as it is answered: written now, or, when its body (`body` bytes, 0 for a
-/// response without one: HEAD, 304) may outlive this turn, copied to be held (its status is
-/// counted now, as every response's is) and handed back for [`H2::hold_log`].
+/// response without one: HEAD, 304) may outlive this turn, copied into `staged` (its status is
+/// counted now, as every response's is) for [`H2::hold_staged`]. Returns whether it was.
 pub(super) fn log_or_hold<'a>(
     w: &mut Worker,
     status: u16,
     body: u64,
+    staged: &mut Option<HeldLog>,
     entry: impl FnOnce() -> Entry<'a>,
-) -> Option<HeldLog> {
+) -> bool {
     if w.log.is_some() && body > HOLD_BODY_BYTES {
-        count_status(&mut w.stats, status);
-        return Some(w.held_logs.hold(&entry()));
+        hold(w, &entry(), staged);
+        return true;
     }
     finish(w, status, entry);
-    None
+    false
+}
+
+/// Apart, and cold: the small responses' path does not carry it.
+#[cold]
+#[inline(never)]
+fn hold(w: &mut Worker, entry: &Entry<'_>, staged: &mut Option<HeldLog>) {
+    count_status(&mut w.stats, entry.status);
+    *staged = Some(w.held_logs.hold(entry));
 }
 
 impl H2 {
-    /// Keeps `log` with stream `id` (slot `i`) until it ends; written now if nghttp2 refused
-    /// its response (nothing of it will be sent).
-    pub(super) fn hold_log(&mut self, i: usize, id: StreamId, log: HeldLog, w: &mut Worker) {
+    /// Keeps the staged line with stream `id` (slot `i`) until it ends; written now if
+    /// nghttp2 refused its response (nothing of it will be sent).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn hold_staged(&mut self, i: usize, id: StreamId, w: &mut Worker) {
+        let Some(log) = self.staged_log.take() else {
+            return;
+        };
         match self.streams.slots.get_mut(i).filter(|s| s.id == id) {
             Some(slot) => slot.log = Some(log),
             None => w.held_done(log, 0),

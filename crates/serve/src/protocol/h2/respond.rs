@@ -198,7 +198,7 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
     let no_body = is_head || head_method;
     let line = &mut h.log_line;
     let body = if no_body { 0 } else { body_bytes };
-    let held = log_or_hold(w, status, body, move || Entry {
+    let held = log_or_hold(w, status, body, &mut h.staged_log, move || Entry {
         peer: peer.ip(),
         request_line: request_line(line, method, path, b"HTTP/2.0"),
         status,
@@ -210,7 +210,7 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
     // Refused for what the request is (the answers wire's checks and these limits give).
     h.streams.refused += u32::from(matches!(reply.status, 400 | 413 | 414 | 431));
     submit_reply(h, i, id, reply, no_body, &w.date);
-    if let Some(log) = held {
-        h.hold_log(i, id, log, w);
+    if held {
+        h.hold_staged(i, id, w);
     }
 }
