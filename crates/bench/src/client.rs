@@ -76,7 +76,9 @@ use page::Child;
 use read_slack::ReadSlack;
 use redirects::Redirects;
 use setup::Running;
-pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
+pub use setup::{
+    child_rng, quota, Requests, RunShared, Schedule, ThreadOutcome, LATE_GRACE_MIN_US,
+};
 use shared::Group;
 pub use shared::MAX_CONNECTIONS_PER_CHILD;
 use timers::Timers;

@@ -95,6 +95,22 @@ pub struct Stats {
     /// a line break or NUL (it would split the request's head; the page ends there).
     #[serde(default)]
     pub unsafe_value_unsent: u64,
+    /// HTTP/1.1 pipelining: re-sends (not distinct requests) of requests written whole behind a
+    /// response after which the server closed the connection (saying `Connection: close`, or
+    /// closing after a complete response), which it never processed (RFC 9112 section 9.3.2),
+    /// sent again on a new connection: counted as each goes again, its page begun in the
+    /// window; a request re-sent twice (a server closing after every response) counts twice.
+    /// Each such request is in `requests` once, when it completes, and in neither `unfinished`
+    /// nor `errors` for having been re-sent.
+    #[serde(default)]
+    pub pipeline_resent: u64,
+    /// HTTP/1.1 pipelining: requests written whole behind such a closing response, their page
+    /// begun in the window, not sent again: not idempotent (a POST: RFC 9110 section 9.2.2),
+    /// or, in a batch (a page of several files), written with one that is not (the page ends
+    /// there). The server never processed them; their page is not a hit. Not errors, not
+    /// unfinished.
+    #[serde(default)]
+    pub pipeline_not_resent: u64,
     /// `--redirect N`: redirects followed, and those not followed by why.
     #[serde(default)]
     pub redirects: RedirectStats,
@@ -122,7 +138,9 @@ pub struct Stats {
     /// Requests of the window sent in full before the end whose response had not been read in
     /// full by then (with pipelining, every request of the batch not answered; with
     /// `--pipeline N` on one-file pages, also those written behind a response the server cut
-    /// short or ended with `Connection: close`, never answered): the server received each. In the open loop they are also in `response` and (their page) in `page`,
+    /// short, never answered; not those behind a response after which it closed, sent again:
+    /// `pipeline_resent`): the server received each. In the open loop they are also in
+    /// `response` and (their page) in `page`,
     /// with the time they had waited at the end: a lower bound.
     pub unfinished: u64,
     /// Requests of the window begun but not sent when the run ended: connecting, in the TLS
@@ -139,6 +157,11 @@ pub struct Stats {
     /// Open loop: pages due in the window that never started, their Webchild still busy with
     /// an earlier one (the rate was not kept). Also in `response` and `page` with their wait.
     pub pages_not_sent: u64,
+    /// Open loop with a page count (`-n`): pages that started after the schedule's last due
+    /// page plus a grace (one Webchild interval, at least 10 ms; `Schedule::late_after_us`),
+    /// each Webchild's first page apart. A timed run's lateness is its `pages_not_sent`.
+    #[serde(default)]
+    pub pages_sent_late: u64,
     /// Failed requests and error responses, by kind.
     pub errors: ErrorCounts,
     /// Counted responses by final status code (they sum to `requests`).
@@ -201,6 +224,8 @@ impl Stats {
             check_failures: Vec::new(),
             missing_value_unsent: 0,
             unsafe_value_unsent: 0,
+            pipeline_resent: 0,
+            pipeline_not_resent: 0,
             gave_up: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
@@ -214,6 +239,7 @@ impl Stats {
             unfinished_wait: Latency::new(3),
             pages_scheduled: 0,
             pages_not_sent: 0,
+            pages_sent_late: 0,
             errors: ErrorCounts::default(),
             statuses: StatusCounts::new(),
             requests: 0,
@@ -280,6 +306,8 @@ impl Stats {
         check_failures::merge(&mut self.check_failures, &o.check_failures);
         self.missing_value_unsent += o.missing_value_unsent;
         self.unsafe_value_unsent += o.unsafe_value_unsent;
+        self.pipeline_resent += o.pipeline_resent;
+        self.pipeline_not_resent += o.pipeline_not_resent;
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.response_us_max = self.response_us_max.max(o.response_us_max);
@@ -296,8 +324,11 @@ impl Stats {
         self.unfinished += o.unfinished;
         self.unsent_at_end += o.unsent_at_end;
         self.unfinished_wait.merge(&o.unfinished_wait);
-        self.pages_scheduled += o.pages_scheduled;
-        self.pages_not_sent += o.pages_not_sent;
+        // Saturating: a schedule is bounded at start (runner/plan.rs), but a count that could
+        // not be held must never wrap into a small one.
+        self.pages_scheduled = self.pages_scheduled.saturating_add(o.pages_scheduled);
+        self.pages_not_sent = self.pages_not_sent.saturating_add(o.pages_not_sent);
+        self.pages_sent_late = self.pages_sent_late.saturating_add(o.pages_sent_late);
         self.errors.merge(&o.errors);
         self.statuses.merge(&o.statuses);
         self.requests += o.requests;

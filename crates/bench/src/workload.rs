@@ -117,6 +117,16 @@ pub fn check_path(path: &str) -> Option<String> {
     None
 }
 
+/// Why the weights of the pages so far, adding up to `total`, are unusable (each finite, their
+/// sum past what an `f64` holds: every pick would land on the last page), or `None`.
+fn check_total(total: f64) -> Option<String> {
+    (!total.is_finite()).then(|| {
+        "the weights up to this page add up to more than a number holds: weights are relative, \
+         make them smaller"
+            .to_owned()
+    })
+}
+
 /// Why a weight is unusable, or `None`.
 fn check_weight(weight: f64) -> Option<String> {
     (!(weight.is_finite() && weight > 0.0))
@@ -284,8 +294,11 @@ impl Workload {
         pages: impl IntoIterator<Item = (String, f64, Vec<S>)>,
     ) -> Result<Workload, WorkloadError> {
         let mut b = Builder::default();
+        let mut total = 0.0;
         for (name, weight, files) in pages {
+            total += weight;
             let why = check_weight(weight)
+                .or_else(|| check_total(total))
                 .or_else(|| {
                     files
                         .is_empty()
@@ -403,11 +416,13 @@ fn meaningful(line: &str) -> &str {
 }
 
 /// A filelist's first meaningful line is a lone integer, which no TOML document starts with.
+/// A first line that begins with a digit and sets no key (`1.5`, `2 pages`) is no TOML either:
+/// it is read as a filelist's, to be refused as one, not as TOML with a TOML parser's reason.
 fn is_filelist(text: &str) -> bool {
     text.lines()
         .map(meaningful)
         .find(|l| !l.is_empty())
-        .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()))
+        .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_digit()) && !l.contains('='))
 }
 
 fn parse_filelist(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
@@ -427,7 +442,10 @@ fn parse_filelist(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
     let declared: usize = header.parse().map_err(|_| {
         err(
             header_line,
-            format!("expected the number of pages, found {header:?}"),
+            format!(
+                "a filelist's first line is its number of pages, a whole number such as 3; \
+                 found {header:?}"
+            ),
         )
     })?;
     if declared == 0 {
@@ -437,6 +455,7 @@ fn parse_filelist(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
         ));
     }
     let mut b = Builder::default();
+    let mut total = 0.0;
     let mut files: Vec<&str> = Vec::new();
     while let Some((line, text)) = lines.next() {
         let n = b.pages.len();
@@ -455,7 +474,8 @@ fn parse_filelist(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
                 format!("expected \"weight file-count\", found {text:?}"),
             )
         })?;
-        if let Some(why) = check_weight(weight) {
+        total += weight;
+        if let Some(why) = check_weight(weight).or_else(|| check_total(total)) {
             return Err(err(line, why));
         }
         if count == 0 {

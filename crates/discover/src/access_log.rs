@@ -3,10 +3,11 @@
 //!
 //! A line is `host ident user [time] "request" status bytes`, and in the Combined format
 //! `"referer" "user-agent"` after it. Quoted fields may hold `\"` (Apache) or `\xHH` (nginx,
-//! flint serve); a request target in absolute form (`GET http://h/p`) counts as its path. Only
-//! a GET answered 200 or 304 is a visit to a file: other methods, redirects and errors are read
-//! and left aside. A line that is not in the format is counted, and the first few are kept with
-//! their line numbers so the user can see what was not understood.
+//! flint serve: a byte, decoded, and in a path percent-encoded unless it is printable ASCII, as
+//! a browser sends it); a request target in absolute form (`GET http://h/p`) counts as its
+//! path. Only a GET answered 200 or 304 is a visit to a file: other methods, redirects and
+//! errors are read and left aside. A line that is not in the format is counted, and the first
+//! few are kept with their line numbers so the user can see what was not understood.
 
 use crate::Page;
 use std::collections::HashMap;
@@ -253,8 +254,8 @@ fn token(s: &str) -> Option<(&str, &str)> {
     (end > 0).then(|| (&s[..end], &s[end..]))
 }
 
-/// A quoted field at the start of `s` (`\"` and `\\` unescaped; `\xHH` kept as written) and
-/// what follows it.
+/// A quoted field at the start of `s` (`\"` and `\\` unescaped; `\xHH`, a byte the server
+/// escaped, decoded) and what follows it.
 fn quoted(s: &str) -> Option<(String, &str)> {
     let body = s.strip_prefix('"')?;
     let mut out = String::new();
@@ -265,6 +266,11 @@ fn quoted(s: &str) -> Option<(String, &str)> {
             '\\' => match chars.next()? {
                 (_, '"') => out.push('"'),
                 (_, '\\') => out.push('\\'),
+                (_, 'x') if escaped_byte(chars.as_str()).is_some() => {
+                    let byte = escaped_byte(chars.as_str())?;
+                    chars.nth(1);
+                    push_byte(&mut out, byte);
+                }
                 (_, other) => {
                     out.push('\\');
                     out.push(other);
@@ -274,6 +280,26 @@ fn quoted(s: &str) -> Option<(String, &str)> {
         }
     }
     None
+}
+
+/// The byte `HH` of an `\xHH` escape whose `\x` has been read.
+fn escaped_byte(rest: &str) -> Option<u8> {
+    let hex = rest.get(..2)?;
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u8::from_str_radix(hex, 16).ok()
+}
+
+/// A byte nginx or flint serve escaped in a request line or a Referer, as a URL holds it: a
+/// printable ASCII character as itself, any other (a byte of a UTF-8 character, a control, the
+/// quote) percent-encoded, as a browser encodes it and as a crawled page's path is written.
+fn push_byte(out: &mut String, byte: u8) {
+    if byte.is_ascii_graphic() && byte != b'"' {
+        out.push(char::from(byte));
+    } else {
+        out.push_str(&format!("%{byte:02X}"));
+    }
 }
 
 /// Path and query of a request target or a Referer: origin form as is, absolute form reduced to
@@ -321,7 +347,15 @@ mod tests {
             ("/q\"uote", 404, None)
         );
         let flint = "127.0.0.1 - - [06/Nov/1994:08:49:37 +0000] \"GET /\\xFF HTTP/1.1\" 200 1";
-        assert_eq!(parse_line(flint).unwrap().path, "/\\xFF");
+        assert_eq!(parse_line(flint).unwrap().path, "/%FF");
+        // nginx escapes each byte of a UTF-8 character: the path as a browser requests it.
+        let utf8 = r#"::1 - - [date] "GET /caf\xC3\xA9.png?q=\x22 HTTP/1.1" 200 1 "http://h/\xC3\xA9" "-""#;
+        let l = parse_line(utf8).unwrap();
+        assert_eq!(l.path, "/caf%C3%A9.png?q=%22");
+        assert_eq!(l.referer.as_deref(), Some("/%C3%A9"));
+        // Not an escape: kept as written.
+        let odd = r#"::1 - - [date] "GET /a\xZZ\x4 HTTP/1.1" 200 1"#;
+        assert_eq!(parse_line(odd).unwrap().path, "/a\\xZZ\\x4");
         for bad in [
             "",
             "garbage",

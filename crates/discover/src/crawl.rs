@@ -128,6 +128,8 @@ struct PageWork<'t> {
     /// The `@font-face` files of the page's stylesheets (fetched once every stylesheet is
     /// read), what its matched rules ask of fonts, and what the rules left out.
     styles: Styles,
+    /// The page's encoding: its stylesheets' when they name none.
+    charset: crate::charset::Charset,
 }
 
 /// Crawls from `start`.
@@ -327,14 +329,25 @@ impl Crawl<'_> {
         if redirected && !self.frontier.mark(key(&final_url)) {
             return Ok(()); // a redirect to a page already crawled
         }
-        let text = String::from_utf8_lossy(response.body.as_deref().unwrap_or(b"")).into_owned();
-        let mut doc = html::parse(&text, &final_url, self.opts.viewport, &self.env);
-        drop(text);
+        let mut doc = html::parse_bytes(
+            response.body.as_deref().unwrap_or(b""),
+            response.charset.as_deref(),
+            &final_url,
+            self.opts.viewport,
+            &self.env,
+        );
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
         let redirected_from = redirected.then(|| target(url));
         if self.opts.browser.is_some() {
-            let forms = std::mem::take(&mut doc.forms);
-            return self.browser_page(&final_url, path, redirected_from, doc.links, forms, depth);
+            let (links, forms) = (doc.links, doc.forms);
+            return self.browser_page(
+                &final_url,
+                (path, redirected_from),
+                links,
+                forms,
+                depth,
+                response.bytes,
+            );
         }
         let tree = doc.tree.take();
         let mut work = PageWork {
@@ -350,8 +363,13 @@ impl Crawl<'_> {
             chars: std::mem::take(&mut doc.chars),
             matcher: crate::rules::Matcher::new(tree.as_ref()),
             styles: Styles::new(),
+            charset: doc.charset,
         };
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = doc
+            .charset
+            .note(doc.non_ascii_references)
+            .into_iter()
+            .collect();
         if doc.left_out > 0 {
             self.note(format!(
                 "elements nested deeper than {MAX_NESTING} (a browser's limit) were closed at \

@@ -20,6 +20,7 @@ use cssparser::{Delimiter, ParseError, Parser, Token};
 use std::sync::Arc;
 
 mod font;
+mod image_set;
 pub mod media;
 
 pub use font::{Face, FontUse};
@@ -277,6 +278,17 @@ impl Walker<'_> {
                         }
                         Ok::<(), ParseError<()>>(())
                     });
+                }
+                Token::Function(name)
+                    if name.eq_ignore_ascii_case("image-set")
+                        || name.eq_ignore_ascii_case("-webkit-image-set") =>
+                {
+                    // One of its options is fetched: `css/image_set.rs`.
+                    let picked =
+                        p.parse_nested_block(|p| Ok::<_, ParseError<()>>(image_set::pick(p)));
+                    if let Ok(Some(url)) = picked {
+                        self.sheet.refs.push(Reference::new(url, false, rule));
+                    }
                 }
                 Token::Function(_)
                 | Token::ParenthesisBlock

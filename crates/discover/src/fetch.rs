@@ -43,6 +43,8 @@ pub struct Response {
     pub status: u16,
     /// `Content-Type` without parameters, lower case (`text/html`).
     pub content_type: Option<String>,
+    /// The `Content-Type`'s `charset` parameter, unquoted, as sent.
+    pub charset: Option<String>,
     /// `Location` as sent (trimmed, not resolved): where a redirect points.
     pub location: Option<String>,
     /// Body bytes as sent (after chunked framing is removed, before any gzip is undone).
@@ -468,6 +470,7 @@ fn gunzip(body: &[u8], limit: u64) -> Result<Vec<u8>, FetchError> {
 #[derive(Debug, Default)]
 struct Fields {
     content_type: Option<String>,
+    charset: Option<String>,
     location: Option<String>,
     gzip: bool,
 }
@@ -491,8 +494,15 @@ impl Fields {
         let text = String::from_utf8_lossy(value);
         let value = text.trim();
         if name.eq_ignore_ascii_case(b"content-type") {
-            let essence = value.split(';').next().unwrap_or("").trim();
+            let mut parts = value.split(';');
+            let essence = parts.next().unwrap_or("").trim();
             self.content_type = Some(essence.to_ascii_lowercase());
+            self.charset = parts.find_map(|p| {
+                let (name, v) = p.split_once('=')?;
+                name.trim()
+                    .eq_ignore_ascii_case("charset")
+                    .then(|| v.trim().trim_matches('"').to_owned())
+            });
         } else if name.eq_ignore_ascii_case(b"location") {
             self.location = Some(value.to_owned());
         } else if name.eq_ignore_ascii_case(b"content-encoding") {
@@ -515,12 +525,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_fields_are_read_without_parameters() {
+    fn header_fields_are_read_the_charset_apart() {
         let f = Fields::parse(
             b"HTTP/1.1 200 OK\r\nContent-Type: Text/HTML; charset=utf-8\r\n\
               Content-Encoding: gzip\r\nLocation: /x\r\n\r\n",
         );
         assert_eq!(f.content_type.as_deref(), Some("text/html"));
+        assert_eq!(f.charset.as_deref(), Some("utf-8"));
         assert_eq!(f.location.as_deref(), Some("/x"));
         assert!(f.gzip);
     }

@@ -8,6 +8,7 @@
 //! The references are returned unresolved against the site's origin (the crawl decides what is
 //! fetched); each is resolved against the document's base URL here, as the browser does.
 
+use crate::charset::{self, Charset};
 use crate::css::{media, Env};
 use crate::forms::{Form, Forms};
 use crate::{nesting, srcset};
@@ -78,6 +79,11 @@ pub struct Document {
     pub tree: Option<Html>,
     /// Its forms, in document order.
     pub forms: Forms,
+    /// The encoding it was decoded from, and what named it.
+    pub charset: Charset,
+    /// Its references (attributes naming URLs) that hold characters other than ASCII: those
+    /// its encoding changes.
+    pub non_ascii_references: u64,
 }
 
 /// What the browser's image candidate selection is given: the viewport width in CSS pixels,
@@ -85,10 +91,62 @@ pub struct Document {
 /// preloads are evaluated against.
 pub fn parse(html: &str, url: &Url, viewport: Option<u32>, env: &Env) -> Document {
     let (tree, left_out) = nesting::parse_document(html);
-    let base = first_base(&tree, url).unwrap_or_else(|| url.clone());
+    references(tree, left_out, Charset::default(), url, viewport, env)
+}
+
+/// As [`parse`], for a document as fetched: its bytes decoded in the encoding its byte order
+/// mark, `content_type_charset` (its `Content-Type`'s `charset`) or its `<meta>` names (see
+/// [`charset`](crate::charset)), its references' queries encoded in it.
+pub fn parse_bytes(
+    body: &[u8],
+    content_type_charset: Option<&str>,
+    url: &Url,
+    viewport: Option<u32>,
+    env: &Env,
+) -> Document {
+    let (mut charset, certain) = charset::html_start(body, content_type_charset);
+    let text = charset::decode(body, &charset);
+    let mut declared = None;
+    let parsed = nesting::parse_document_until(&text, |label| {
+        if certain || declared.is_some() {
+            return false;
+        }
+        // The first declaration the parser meets decides, as a browser's prescan and its
+        // "change the encoding" have it; one it cannot use is passed over.
+        let Some(e) = charset::meta_encoding(label) else {
+            return false;
+        };
+        declared = Some(e);
+        e != charset.encoding
+    });
+    let (tree, left_out) = match parsed {
+        Some(done) => done,
+        None => {
+            charset.encoding = declared.expect("stopped on a declaration");
+            let again = charset::decode(body, &charset);
+            nesting::parse_document(&again)
+        }
+    };
+    if declared.is_some() {
+        charset.from = "its <meta charset>";
+    }
+    drop(text);
+    references(tree, left_out, charset, url, viewport, env)
+}
+
+fn references(
+    tree: Html,
+    left_out: u64,
+    charset: Charset,
+    url: &Url,
+    viewport: Option<u32>,
+    env: &Env,
+) -> Document {
+    let base = first_base(&tree, url, &charset).unwrap_or_else(|| url.clone());
     let mut doc = Document {
         base: Some(base.clone()),
         left_out,
+        charset,
         ..Document::default()
     };
     // An explicit stack: a hostile page may nest elements deeper than the thread's stack.
@@ -131,12 +189,12 @@ fn shows_text(el: &ElementRef<'_>) -> bool {
 
 const HTML_NS: &str = "http://www.w3.org/1999/xhtml";
 
-fn first_base(tree: &Html, url: &Url) -> Option<Url> {
+fn first_base(tree: &Html, url: &Url, charset: &Charset) -> Option<Url> {
     tree.root_element()
         .descendants()
         .filter_map(ElementRef::wrap)
         .find(|e| is_html(e) && e.value().name() == "base" && e.value().attr("href").is_some())
-        .and_then(|e| url.join(e.value().attr("href")?.trim()).ok())
+        .and_then(|e| charset.join(url, e.value().attr("href")?.trim()))
 }
 
 fn is_html(e: &ElementRef<'_>) -> bool {
@@ -145,6 +203,7 @@ fn is_html(e: &ElementRef<'_>) -> bool {
 
 fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, env: &Env, doc: &mut Document) {
     let v = el.value();
+    let charset = doc.charset;
     if let Some(style) = v.attr("style") {
         doc.found.push(Found::Style {
             text: style.to_owned(),
@@ -156,7 +215,8 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, env: &Env, doc
     }
     let attr = |name: &str| v.attr(name).map(str::trim).filter(|s| !s.is_empty());
     let mut push = |value: Option<&str>, kind: Kind| {
-        if let Some(url) = value.and_then(|s| base.join(s).ok()) {
+        doc.non_ascii_references += u64::from(value.is_some_and(|s| !s.is_ascii()));
+        if let Some(url) = value.and_then(|s| charset.join(base, s)) {
             doc.found.push(Found::Url { url, kind });
         }
     };
@@ -203,13 +263,23 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, env: &Env, doc
             }
         }
         "video" => push(attr("poster"), Kind::File),
+        // HTML's presentational `background`: a background image, as CSS's would be.
+        "body" | "table" | "thead" | "tbody" | "tfoot" | "tr" | "td" | "th" => {
+            push(attr("background"), Kind::File)
+        }
+        // An image (or other file) shown in place; an object typed as a document would be a
+        // frame, which a page rarely asks of it: not told apart.
+        "object" => push(attr("data"), Kind::File),
+        "embed" => push(attr("src"), Kind::File),
         "iframe" | "frame" => push(attr("src"), Kind::Frame),
         "style" => doc.found.push(Found::Css {
             text: el.text().collect(),
             applies: media_holds,
         }),
         "a" | "area" => {
-            if let Some(url) = attr("href").and_then(|h| base.join(h).ok()) {
+            let href = attr("href");
+            doc.non_ascii_references += u64::from(href.is_some_and(|s| !s.is_ascii()));
+            if let Some(url) = href.and_then(|h| charset.join(base, h)) {
                 doc.links.push(url);
             }
         }
@@ -425,5 +495,26 @@ mod tests {
         );
         assert_eq!(doc.found[2..], [file("in.png"), file("after.png")]);
         assert_eq!(doc.links, [url.join("/next").unwrap()]);
+    }
+
+    #[test]
+    fn presentational_backgrounds_objects_and_embeds_are_files() {
+        let page = "<body background=body.png><table background=t.png><tr><td background=td.png>\
+                    </table><object data=o.png type=image/png></object><embed src=e.svg>\
+                    <div background=not-an-attribute-of-div.png>";
+        let url = Url::parse("http://site/").unwrap();
+        let doc = parse(page, &url, None, &Default::default());
+        let files: Vec<String> = doc
+            .found
+            .iter()
+            .filter_map(|f| match f {
+                Found::Url { url, .. } => Some(url.path().to_owned()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            files,
+            ["/body.png", "/t.png", "/td.png", "/o.png", "/e.svg"]
+        );
     }
 }

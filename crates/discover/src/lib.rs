@@ -14,7 +14,8 @@
 //! `srcset` picks, scripts, icons, preloads) and how often visitors ask for each page.
 //!
 //! One concept per module: [`fetch`] (HTTP/1.1 on `wire`, or HTTP/2 on `http2`; plain or TLS,
-//! with `bench`'s TLS client configuration, so both clients trust and refuse alike), [`html`] (the
+//! with `bench`'s TLS client configuration, so both clients trust and refuse alike), [`charset`]
+//! (a page's or stylesheet's encoding, found as a browser finds it, on encoding_rs), [`html`] (the
 //! references of a document, on html5ever), [`forms`] (what a document's forms send), [`nesting`] (html5ever driven with its nesting capped
 //! as a browser caps it; each element's depth kept by a tree sink, `nesting/depth_sink.rs`), [`srcset`] (the image candidate a browser picks),
 //! [`css`] (`url()` and `@import`, on cssparser), [`robots`] (RFC 9309), [`crawl`] (pages,
@@ -29,6 +30,7 @@
 
 pub mod access_log;
 pub mod browser;
+pub mod charset;
 pub mod crawl;
 pub mod css;
 pub mod fetch;

@@ -39,6 +39,18 @@ pub const MAX_DEPTH: u32 = 512;
 
 /// A parsed document, and how many elements past [`MAX_DEPTH`] were closed at once.
 pub fn parse_document(html: &str) -> (Html, u64) {
+    parse_document_until(html, |_| false).expect("a parse that never stops ends")
+}
+
+/// As [`parse_document`], but given each encoding a `<meta>` declares (html5ever's encoding
+/// indicator, its label as written) as the tree builder meets it, where Chromium still looks
+/// for one (in the head, or within the first [`CHARSET_SCAN`] characters): when `changes` says it
+/// changes the document's encoding, the parse stops there (`None`), to be started again in
+/// that encoding as a browser starts it again.
+pub fn parse_document_until(
+    html: &str,
+    mut changes: impl FnMut(&str) -> bool,
+) -> Option<(Html, u64)> {
     let sink = DepthSink::new(HtmlTreeSink::new(Html::new_document()));
     let builder = TreeBuilder::new(sink, TreeBuilderOpts::default());
     let tokenizer = Tokenizer::new(
@@ -53,11 +65,41 @@ pub fn parse_document(html: &str) -> (Html, u64) {
     input.push_back(StrTendril::from_slice(html));
     // A script pauses the tokenizer (a browser would run it here); go on, as html5ever's own
     // driver does.
-    while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
+    loop {
+        match tokenizer.feed(&input) {
+            TokenizerResult::Done => break,
+            TokenizerResult::Script(_) => {}
+            TokenizerResult::EncodingIndicator(label) => {
+                if counts(tokenizer.sink.builder.sink.body_opened.get(), &input, html)
+                    && changes(&label)
+                {
+                    return None;
+                }
+            }
+        }
+    }
     tokenizer.end();
     let capped = tokenizer.sink;
     let left_out = capped.left_out.get();
-    (capped.builder.sink.finish(), left_out)
+    Some((capped.builder.sink.finish(), left_out))
+}
+
+/// Characters within which Chromium honours a `<meta charset>` wherever it stands; past them,
+/// only in the head (its meta charset parser stops at the first element of the body there).
+pub const CHARSET_SCAN: usize = 1024;
+
+/// Whether a `<meta>` declaring an encoding, just read, is one Chromium acts on: before the
+/// body opens, or within the first [`CHARSET_SCAN`] characters of the document.
+fn counts(body_opened: bool, input: &BufferQueue, html: &str) -> bool {
+    if !body_opened {
+        return true;
+    }
+    // The tokenizer has read the document up to the end of the `<meta>` tag: what is left
+    // of it is the one chunk still queued.
+    let left = input.peek_front_chunk_mut().map_or(0, |c| c.len());
+    let read = html.len().saturating_sub(left);
+    html.get(..read)
+        .is_some_and(|read| read.chars().count() <= CHARSET_SCAN)
 }
 
 /// Elements with no end tag: never the current node for long.

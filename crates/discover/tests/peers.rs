@@ -257,8 +257,9 @@ fn a_fragment_is_no_redirect() {
 fn a_font_is_fetched_as_a_browser_chooses_it() {
     let addr = serve(|path| {
         Some(match path {
+            // Declared UTF-8: undeclared, a browser reads the page as windows-1252.
             "/" => ok(
-                "text/html",
+                "text/html; charset=utf-8",
                 "<link rel=stylesheet href=/f.css><p>Hello λ</p>\
                  <script>/* Привет */</script><title>Привет</title>"
                     .as_bytes(),

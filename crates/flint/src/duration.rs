@@ -1,9 +1,13 @@
 //! Durations on the command line: numbers with units (`500ms`, `10s`, `2m`, `1h`, `1.5s`), or
 //! several of them in a row as Go, k6 and hey write them (`1m30s`, `1h2m`).
 //!
-//! A bare number is refused here: `-t 10` in WebSTONE was minutes, `--timeout 10` in hey is
-//! seconds, and a timeout 60 times too long or too short is worse than an error. The run's
-//! length is the one exception (`-d 3` is 3 s in wrk and hey alike): see [`parse_run_length`].
+//! One rule for every duration flag of `bench`, `run`, `lab` and `compare` ([`parse_or_seconds`]):
+//! a bare number is seconds, as wrk, hey, ab and h2load read their run lengths and timeouts
+//! (`-d 3`, `--timeout 2`). Two knobs far below a second refuse a bare number instead, with the
+//! unit they are written in as the hint: `--busy-poll` (microseconds) and `lab --rtt`
+//! (milliseconds; `0` is taken), where a number read as seconds would be off a thousand times or
+//! more. `serve` and `discover` keep the strict [`parse`]: a config's wall time or timeout 60
+//! times too long or too short is worse than an error.
 
 use std::time::Duration;
 
@@ -52,26 +56,39 @@ pub fn parse_hinting(text: &str, unit: &str) -> Result<Duration, String> {
         rest = next;
     }
     if !secs.is_finite() || secs > 1e9 {
-        return Err(format!("`{text}` is out of range"));
+        return Err(out_of_range(text));
     }
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// The run's length (`-d`): as [`parse`], and a bare number is seconds, as in wrk (`-d 3`) and
-/// hey (`-z`): no benchmarking tool reads a bare run length as anything else.
-pub fn parse_run_length(text: &str) -> Result<Duration, String> {
+/// The rule of `bench`, `run`, `lab` and `compare`: as [`parse`], and a bare number is seconds.
+pub fn parse_or_seconds(text: &str) -> Result<Duration, String> {
     match text.trim().parse::<f64>() {
         Ok(secs) if secs.is_finite() && (0.0..=1e9).contains(&secs) => {
             Ok(Duration::from_secs_f64(secs))
         }
-        Ok(_) => Err(format!("`{text}` is out of range")),
+        Ok(_) => Err(out_of_range(text)),
         Err(_) => parse(text),
+    }
+}
+
+/// The error of a duration written as one and too long (or negative): past 1e9 s.
+fn out_of_range(text: &str) -> String {
+    format!("`{text}` is out of range (at most 1000000000 s)")
+}
+
+/// Whether `text` is written as a run length, in range or not: `-d 400000h` is a run length too
+/// long, not a request body.
+pub fn is_written_as_run_length(text: &str) -> bool {
+    match parse_or_seconds(text) {
+        Ok(_) => true,
+        Err(e) => e == out_of_range(text.trim()) || e == out_of_range(text),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{parse, parse_hinting, parse_run_length};
+    use super::{parse, parse_hinting, parse_or_seconds};
     use std::time::Duration;
 
     #[test]
@@ -105,11 +122,23 @@ mod tests {
     }
 
     #[test]
-    fn a_bare_run_length_is_seconds() {
-        assert_eq!(parse_run_length("3"), Ok(Duration::from_secs(3)));
-        assert_eq!(parse_run_length("1.5"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_run_length("1m30s"), Ok(Duration::from_secs(90)));
-        assert!(parse_run_length("-3").is_err());
-        assert!(parse_run_length("3x").is_err());
+    fn a_bare_number_is_seconds_in_the_load_flags() {
+        assert_eq!(parse_or_seconds("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_or_seconds("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_or_seconds("1m30s"), Ok(Duration::from_secs(90)));
+        assert!(parse_or_seconds("-3").is_err());
+        assert!(parse_or_seconds("3x").is_err());
+    }
+
+    #[test]
+    fn a_run_length_too_long_is_still_written_as_one() {
+        for long in ["400000h", "2000000000", "1e10"] {
+            assert!(parse_or_seconds(long).unwrap_err().contains("out of range"));
+            assert!(super::is_written_as_run_length(long), "{long}");
+        }
+        assert!(super::is_written_as_run_length("30s"));
+        for body in ["a=b", "{\"k\":1}", "3x", ""] {
+            assert!(!super::is_written_as_run_length(body), "{body}");
+        }
     }
 }

@@ -37,9 +37,10 @@ fn not_a_method(value: &str) -> bool {
     !value.is_empty() && !value.chars().any(|c| c.is_ascii_alphabetic())
 }
 
-/// oha's and hey's `-d` is a body: anything that is not a run length.
+/// oha's and hey's `-d` is a body: anything not written as a run length (one out of range is
+/// clap's to refuse, saying so).
 fn not_a_run_length(value: &str) -> bool {
-    !value.is_empty() && crate::duration::parse_run_length(value).is_err()
+    !value.is_empty() && !crate::duration::is_written_as_run_length(value)
 }
 
 const fn means(flag: &'static str, flint: &'static [&'static str]) -> Habit {
@@ -289,6 +290,9 @@ mod tests {
             .contains("--http 2 --streams 8"));
         assert_eq!(says(&["flint", "bench", "u", "-m", "POST", "--bad"]), None);
         assert_eq!(says(&["flint", "bench", "u", "-d", "2s", "--bad"]), None);
+        // A run length out of range is clap's to refuse as out of range, not a body.
+        let args = line(&["flint", "bench", "u", "-d", "400000h"]);
+        assert_eq!(explain(&args, Some("400000h")), None);
         assert_eq!(says(&["flint", "bench", "u", "--", "-v"]), None);
         assert_eq!(says(&["flint", "discover", "u", "-v"]), None);
         // clap refused `--bogus` first: `-L` after it is not the mistake.

@@ -82,9 +82,53 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     }
 }
 
+/// The file `path` names, for telling whether two paths are one file: its canonical path, or
+/// for a file not yet there its directory's canonical path and its name (`./out.json`,
+/// `out.json` and a link to its directory are one file).
+pub fn canonical(path: &Path) -> std::path::PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (dir.canonicalize(), path.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Whether `a` and `b` name one file that is there: the same device and inode, so that two
+/// hard links to it are one file, which their canonical paths do not say.
+pub fn same_existing_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(m), Ok(n)) => (m.dev(), m.ino()) == (n.dev(), n.ino()),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_hard_links_are_one_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        std::fs::write(&a, b"{}").unwrap();
+        std::fs::hard_link(&a, &b).unwrap();
+        std::fs::write(&c, b"{}").unwrap();
+        assert_ne!(canonical(&a), canonical(&b), "the paths alone differ");
+        assert!(same_existing_file(&a, &b));
+        assert!(!same_existing_file(&a, &c));
+        assert!(!same_existing_file(&a, &dir.path().join("not yet")));
+    }
 
     #[test]
     fn a_dash_moves_the_reports_to_stderr() {
@@ -96,5 +140,17 @@ mod tests {
         );
         assert_eq!(Stream::for_reports([None, None]), Stream::Stdout);
         assert!(!is_stdout(Path::new("./-")));
+    }
+
+    #[test]
+    fn one_file_written_two_ways_is_one_canonical_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let there = dir.path().join("out.json");
+        let through = dir.path().join(".").join("out.json");
+        // Not yet there, and there.
+        assert_eq!(canonical(&there), canonical(&through));
+        std::fs::write(&there, b"{}").unwrap();
+        assert_eq!(canonical(&there), canonical(&through));
+        assert_ne!(canonical(&there), canonical(&dir.path().join("out.csv")));
     }
 }

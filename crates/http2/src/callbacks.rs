@@ -360,6 +360,18 @@ unsafe extern "C" fn frame_recv<H: Handler>(
         let end_stream = u32::from(hd.flags) & sys::NGHTTP2_FLAG_END_STREAM != 0;
         guarded::<H, _>(user_data, FAIL, |ctx| {
             if ctx.messaging.active() {
+                // Checked before the handler hears of the frame, as nghttp2 checks before
+                // its on_frame_recv callback; a block a field already made malformed is not
+                // (its stream is reset below), and the block's end may make it so.
+                let ok = match hd.type_ {
+                    frame_type::HEADERS if ctx.messaging.malformed() => true,
+                    frame_type::HEADERS => ctx.messaging.end_headers(end_stream),
+                    frame_type::DATA if end_stream => ctx.messaging.data_end(hd.stream_id),
+                    _ => true,
+                };
+                if !ok {
+                    return refuse(session, ctx.last_answered);
+                }
                 if hd.type_ == frame_type::HEADERS && ctx.messaging.malformed() {
                     // RFC 9113 8.1.1: a malformed request is a stream error of type
                     // PROTOCOL_ERROR. The reset marks the stream closing, so nghttp2 adds none
@@ -376,16 +388,6 @@ unsafe extern "C" fn frame_recv<H: Handler>(
                     ctx.h.on_frame_received(hd.type_);
                     ctx.h.on_malformed_request(hd.stream_id);
                     return 0;
-                }
-                // Checked before the handler hears of the frame, as nghttp2 checks before
-                // its on_frame_recv callback.
-                let ok = match hd.type_ {
-                    frame_type::HEADERS => ctx.messaging.end_headers(end_stream),
-                    frame_type::DATA if end_stream => ctx.messaging.data_end(hd.stream_id),
-                    _ => true,
-                };
-                if !ok {
-                    return refuse(session, ctx.last_answered);
                 }
                 if let Some(p) = ctx.messaging.take_priority() {
                     // What nghttp2's HTTP messaging does with a request's `priority` field:

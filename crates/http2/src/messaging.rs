@@ -20,8 +20,10 @@
 //!   handler hears no more of it, and the connection goes on (where nghttp2 drops the field and
 //!   serves the request);
 //! - at the end of a request's header block: `:method`, `:scheme`, `:path` and `:authority` or
-//!   `host` present (CONNECT: `:authority` only), an `http`/`https` `:path` starting with `/` (or
-//!   `*` for OPTIONS); trailers must end the stream; else GOAWAY PROTOCOL_ERROR;
+//!   `host` present (CONNECT: `:authority` only); trailers must end the stream; else GOAWAY
+//!   PROTOCOL_ERROR; an `http`/`https` `:path` not starting with `/` (nor `*` for OPTIONS) makes
+//!   the request malformed: its stream is reset with PROTOCOL_ERROR and the connection goes on
+//!   (where nghttp2 ends the connection);
 //! - a body longer than its `content-length`, or a stream ended short of it: GOAWAY
 //!   PROTOCOL_ERROR.
 //!
@@ -488,11 +490,19 @@ impl Messaging {
             }
             self.declared = None;
         } else {
+            if seen & REQUIRED != REQUIRED || seen & (SEEN_AUTHORITY | SEEN_HOST) == 0 {
+                return false;
+            }
             let path_ok = seen & SCHEME_HTTP == 0
                 || seen & PATH_SLASH != 0
                 || seen & (OPTIONS | PATH_ASTERISK) == OPTIONS | PATH_ASTERISK;
-            if seen & REQUIRED != REQUIRED || seen & (SEEN_AUTHORITY | SEEN_HOST) == 0 || !path_ok {
-                return false;
+            if !path_ok {
+                // RFC 9113 8.3.1: an `http`/`https` `:path` is origin-form (or `*` for
+                // OPTIONS); one that is not (`a.txt`, `http://h/a`) makes the request
+                // malformed, a stream error (8.1.1), as HTTP/3 resets such a stream: the
+                // connection and its other streams go on. No entry is kept for its body.
+                self.malformed = true;
+                return true;
             }
         }
         if end_stream {

@@ -1,8 +1,8 @@
 //! A server session's request checks (RFC 9113 8.1 to 8.3, made by the session in place of
 //! nghttp2's HTTP messaging) through a real session, fed raw frames whole and a byte at a time:
 //! what nghttp2 ends the connection for ends it (GOAWAY PROTOCOL_ERROR) before the handler
-//! sees the request, and a malformed regular field makes its request malformed (RST_STREAM
-//! PROTOCOL_ERROR) while the connection goes on.
+//! sees the request, and a malformed regular field or a `:path` not in origin form makes its
+//! request malformed (RST_STREAM PROTOCOL_ERROR) while the connection goes on.
 
 mod common;
 
@@ -153,6 +153,55 @@ fn a_malformed_regular_field_resets_its_stream_and_the_connection_goes_on() {
             .collect();
         assert_eq!(resets, [(1, error_code::PROTOCOL_ERROR)], "{bad:?}");
     }
+}
+
+#[test]
+fn a_path_not_in_origin_form_resets_its_stream_and_the_connection_goes_on() {
+    // RFC 9113 8.3.1: an `http` request's `:path` is origin-form; `a.txt` or an absolute URL
+    // makes it malformed (8.1.1: a stream error), with a body following or not; a GET after
+    // it on the same connection is answered.
+    let block = |path: &[u8]| {
+        // :method GET, :scheme http, :authority localhost, then the :path.
+        let mut b = vec![0x82, 0x86, 0x01, 9];
+        b.extend_from_slice(b"localhost");
+        b.extend_from_slice(&literal(b":path", path));
+        b
+    };
+    let (h, goaways) = run(&input(&[
+        frame(
+            frame_type::HEADERS,
+            END_HEADERS | END_STREAM,
+            1,
+            &block(b"a.txt"),
+        ),
+        frame(
+            frame_type::HEADERS,
+            END_HEADERS,
+            3,
+            &block(b"http://localhost/a"),
+        ),
+        frame(frame_type::DATA, END_STREAM, 3, b"body"),
+        frame(
+            frame_type::HEADERS,
+            END_HEADERS | END_STREAM,
+            5,
+            &raw_get_block(),
+        ),
+    ]));
+    assert!(goaways.is_empty(), "{goaways:?}");
+    assert_eq!(h.headers_ended(), [(5, true)]);
+    let resets: Vec<(u32, u32)> = frames(&h.out)
+        .into_iter()
+        .filter(|f| f.0 == frame_type::RST_STREAM)
+        .map(|f| (f.2, u32::from_be_bytes([f.3[0], f.3[1], f.3[2], f.3[3]])))
+        .collect();
+    assert_eq!(
+        resets,
+        [
+            (1, error_code::PROTOCOL_ERROR),
+            (3, error_code::PROTOCOL_ERROR)
+        ]
+    );
 }
 
 #[test]

@@ -116,6 +116,12 @@ const PARAMS: &str = "
             fastcgi_param SERVER_PORT $server_port;
             fastcgi_param REMOTE_ADDR $remote_addr;";
 
+/// Idle connections each upstream keeps to the application (nginx's `keepalive`), and flint
+/// serve's pool in the lab (`--fastcgi-pool`): one figure, so that the servers are compared with
+/// the same connections kept; as many as the dynamic experiment's clients, so that no request
+/// of theirs waits for a connect.
+pub const UPSTREAM_KEEPALIVE: usize = 8;
+
 /// An upstream block of kept-alive connections to the application on a unix socket.
 fn upstream(upstreams: &mut String, name: &str, socket: &Path) {
     let _ = write!(
@@ -123,7 +129,7 @@ fn upstream(upstreams: &mut String, name: &str, socket: &Path) {
         "
     upstream {name} {{
         server unix:{socket};
-        keepalive 8;
+        keepalive {UPSTREAM_KEEPALIVE};
     }}",
         socket = socket.display()
     );

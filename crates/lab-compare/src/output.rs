@@ -119,6 +119,18 @@ enum Line {
     Note(String),
 }
 
+/// What the ratios are of: the first target's medians, or, when it failed, why there are none.
+fn ratio_text(c: &Comparison) -> String {
+    match c.targets.first() {
+        Some(t) if t.ok() => format!("ratio = median / {}'s median", t.name),
+        Some(t) => format!(
+            "no ratios: the baseline, {} (the first target), failed",
+            t.name
+        ),
+        None => "ratio = median / the first target's median".to_owned(),
+    }
+}
+
 /// The table people read: per target and figure, median, min, max and ratio to the first.
 pub fn table(c: &Comparison) -> String {
     let cfg = &c.config;
@@ -126,14 +138,14 @@ pub fn table(c: &Comparison) -> String {
     let mut out = format!(
         "flint compare: {} targets, {} rounds (A B A B ...), {} clients, {} per round, {}\n\
          Fetched from each: {}\n\
-         Median of the rounds, with min and max; ratio = median / {}'s median.\n\n",
+         Median of the rounds, with min and max; {}.\n\n",
         c.targets.len(),
         c.rounds,
         cfg.concurrency,
         per_round,
         bench::report::http_mode_text(cfg.http),
         workload(c).describe(PAGES_NAMED),
-        c.targets.first().map_or("the first target", |t| &t.name),
+        ratio_text(c),
     );
     // Rows of 7 cells; a target without rounds gets its name, status and reason on one line.
     let header = [

@@ -183,6 +183,7 @@ impl LocalServer {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         let start = Instant::now();
         let deadline = start + self.options.ready_timeout;
+        let mut backoff = lab_process::Backoff::new();
         loop {
             if let Some(status) = self.exited() {
                 return Err(ServerError::Exited {
@@ -207,10 +208,8 @@ impl LocalServer {
             if stop.load(Ordering::Relaxed) {
                 return Err(ServerError::Interrupted);
             }
-            // A refused connect returns at once: pause a little between attempts.
-            std::thread::sleep(
-                Duration::from_millis(10).min(deadline.saturating_duration_since(Instant::now())),
-            );
+            // A refused connect returns at once: pause between attempts, longer as they fail.
+            backoff.pause(deadline);
         }
     }
 

@@ -171,6 +171,13 @@ fn a_failed_first_target_gives_no_ratios() {
     assert_eq!(a["status"], "ok");
     assert!(a["figures"]["requests_per_s"]["median"].as_f64().unwrap() > 0.0);
     assert!(a["figures"]["requests_per_s"]["ratio"].is_null());
+    // The table says why there are none, rather than name a dead baseline's median.
+    let table = compare::table(&result);
+    assert!(
+        table.contains("no ratios: the baseline, dead (the first target), failed"),
+        "{table}"
+    );
+    assert!(!table.contains("ratio = median / dead's median"), "{table}");
 }
 
 #[test]

@@ -82,6 +82,11 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 lab.results.push(row);
                 continue;
             }
+            if let Some(why) = &row.unavailable {
+                writeln!(lab.out, "{kind}: {why}")?;
+                lab.results.push(row);
+                continue;
+            }
             t.row(vec![
                 format!("{kind} ({})", peer.version()),
                 md5,

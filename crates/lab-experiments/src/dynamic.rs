@@ -23,6 +23,7 @@
 mod cgroup;
 mod clients;
 mod deployment;
+mod flint_serve;
 mod php;
 pub mod postgres;
 mod prepare;
@@ -293,8 +294,10 @@ fn table_row(row: &ResultRow, kind: lab_peers::PeerKind, traced: bool) -> Vec<St
             table::num(Some(row.requests_per_s)),
             table::mark(row.client_limited)
         ),
-        format!("{:.2}", row.latency_ms_p50.unwrap_or(0.0)),
-        format!("{:.2}", row.latency_ms_p99.unwrap_or(0.0)),
+        row.latency_ms_p50
+            .map_or("-".into(), |ms| format!("{ms:.2}")),
+        row.latency_ms_p99
+            .map_or("-".into(), |ms| format!("{ms:.2}")),
         tier("web"),
         tier("app"),
         tier("db"),

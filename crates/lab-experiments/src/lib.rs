@@ -122,8 +122,10 @@ pub fn run(
     } else {
         None
     };
+    // The servers the experiment measures, no others: the JSON lists these alone (h2o and Caddy
+    // are no part of `lab sizes`, so neither probed nor listed as if they had run).
     let mut servers = Vec::new();
-    for &kind in &opts.servers {
+    for kind in opts.servers_in(experiment) {
         let status = match kind.probe(opts.flint_bin.as_deref()) {
             Ok(i) => ServerStatus {
                 name: kind.name().into(),

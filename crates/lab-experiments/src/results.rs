@@ -74,16 +74,23 @@ impl ResultRow {
         let window = m.window.as_secs_f64();
         let busy = |cpu: Option<Duration>| cpu.map(|c| c.as_secs_f64() / window.max(1e-9));
         let interrupted = m.run.interrupted;
+        // Without one response there is no figure for the client to have limited.
         let client_limited = !interrupted
+            && s.requests > 0
             && matches!(
                 (busy(m.client_cpu), busy(m.server_cpu)),
                 (Some(c), Some(sv)) if c >= SATURATED && sv < SATURATED
             );
+        // Not one response in the window (every request failed or none ended): the row has no
+        // figures to show, only zeros, and says so as the rows a server cannot run do; its
+        // window (`duration_s` above 0) is what tells it from those ([`LabRow::measured_nothing`]).
+        let nothing = (s.requests == 0 && !interrupted).then(|| nothing_measured(duration_s, s));
         ResultRow(LabRow {
             experiment: experiment.name().to_owned(),
             server: server.name().to_owned(),
             mode,
             size_bytes,
+            unavailable: nothing,
             certificate: None,
             handshake: None,
             tls_handshakes: None,
@@ -237,6 +244,28 @@ impl ResultRow {
     pub fn record(&self) -> &LabRow {
         &self.0
     }
+
+    /// Whether the row has figures: a measurement with at least one response.
+    pub fn measured(&self) -> bool {
+        self.requests > 0
+    }
+}
+
+/// What a row that measured nothing says instead of its figures (the JSON's `unavailable`),
+/// the window in the unit that shows it (`1.0 ms`, not `0.00 s`; `1 µs`).
+fn nothing_measured(duration_s: f64, s: &bench::Stats) -> String {
+    let errors = s.errors.total();
+    let window = if duration_s < 1e-3 {
+        format!("{:.0} µs", duration_s * 1e6)
+    } else if duration_s < 1.0 {
+        format!("{:.1} ms", duration_s * 1e3)
+    } else {
+        format!("{duration_s:.2} s")
+    };
+    format!(
+        "measured nothing: not one response in {window} ({errors} error{})",
+        if errors == 1 { "" } else { "s" }
+    )
 }
 
 /// Everything a lab run produced.
@@ -390,6 +419,35 @@ mod tests {
         assert_eq!(rows.iter().map(|s| s.calls).sum::<u64>(), 3000);
         assert_eq!(rows[1].errors, 3);
         assert!(!r.client_limited);
+    }
+
+    #[test]
+    fn a_measurement_without_one_response_says_it_measured_nothing() {
+        // The client's core saturated, the server's not: still no figure it limited.
+        let empty = row(&measurement(0, 0, Some(1.9), Some(0.5), None));
+        assert!(!empty.measured() && empty.measured_nothing());
+        assert!(!empty.client_limited);
+        let why = empty.unavailable.as_deref().expect("marked");
+        assert!(why.starts_with("measured nothing"), "{why}");
+        assert!(why.contains("not one response in 2.00 s"), "{why}");
+        assert_eq!(empty.server_cpu_us_per_request, None);
+        // A window under a second in milliseconds, not `0.00 s`.
+        let mut short = measurement(0, 0, None, None, None);
+        short.run.duration = Duration::from_millis(1);
+        let why = row(&short).unavailable.clone().expect("marked");
+        assert!(why.contains("not one response in 1.0 ms"), "{why}");
+        // A row that could not run is not one that measured nothing.
+        let cannot = ResultRow::unavailable(PeerKind::Nginx, PageMode::H2, false, None, "no h2");
+        assert!(!cannot.measured_nothing() && !cannot.has_figures());
+        let json = serde_json::to_value(empty.record()).unwrap();
+        assert_eq!(json["requests"], 0);
+        assert!(json["unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("measured nothing"));
+        // One response is a measurement.
+        let one = row(&measurement(1, 10, Some(0.5), Some(0.5), None));
+        assert!(one.measured() && one.unavailable.is_none());
     }
 
     #[test]

@@ -57,6 +57,11 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 lab.results.push(row);
                 continue;
             }
+            if let Some(why) = &row.unavailable {
+                writeln!(lab.out, "{kind:<14} {:>7}  {why}", table::size(size))?;
+                lab.results.push(row);
+                continue;
+            }
             writeln!(
                 lab.out,
                 "{kind:<14} {:>7}  {:>9} req/s  {:>8} MB/s  CPU {:>6} µs/req  \
@@ -96,7 +101,8 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
             for k in &ran {
                 let r = rows
                     .iter()
-                    .find(|r| r.server == k.name() && r.size_bytes == Some(size));
+                    .find(|r| r.server == k.name() && r.size_bytes == Some(size))
+                    .filter(|r| r.measured());
                 cells.push(r.map_or("-".to_owned(), cell));
             }
             t.row(cells);

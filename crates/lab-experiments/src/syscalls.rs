@@ -460,7 +460,11 @@ fn summary(lab: &mut Lab, rows: &[ResultRow]) -> io::Result<()> {
             t.row(vec![
                 r.server.clone(),
                 label(r),
-                format!("not available: {why}"),
+                if r.measured_nothing() {
+                    why.clone()
+                } else {
+                    format!("not available: {why}")
+                },
             ]);
             continue;
         }

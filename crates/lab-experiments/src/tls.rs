@@ -229,6 +229,14 @@ fn print_row(lab: &mut Lab, row: &ResultRow) -> io::Result<()> {
             row.duration_s
         );
     }
+    if let Some(why) = &row.unavailable {
+        return writeln!(
+            lab.out,
+            "{:<14} {cert:<10} {:>18}  {why}",
+            row.server,
+            label(row)
+        );
+    }
     writeln!(
         lab.out,
         "{:<14} {cert:<10} {:>18}  {:>9} req/s  {:>8} MB/s  CPU {:>6} µs/req  \
@@ -262,8 +270,9 @@ fn summary(lab: &mut Lab, rows: &[ResultRow], sizes: &[u64]) -> io::Result<()> {
     let find = |server: &str, pred: &dyn Fn(&ResultRow) -> bool| {
         rows.iter().find(|r| r.server == server && pred(r))
     };
+    // A row that measured nothing has no figure to show: `-`, as a row not run.
     let cell = |r: Option<&ResultRow>, f: &dyn Fn(&ResultRow) -> String| {
-        r.map_or("-".to_owned(), |r| {
+        r.filter(|r| r.measured()).map_or("-".to_owned(), |r| {
             format!("{}{}", f(r), table::mark(r.client_limited))
         })
     };

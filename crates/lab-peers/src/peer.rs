@@ -4,7 +4,7 @@
 use crate::config::{self, apache_workers, ConfigParams, Mpm};
 use crate::{Installed, PeerError, PeerKind};
 use lab_process::procfs::{listens_only, process_tree, thread_count};
-use lab_process::{free_port, Group, StopPolicy};
+use lab_process::{free_port, Backoff, Group, StopPolicy};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -164,6 +164,7 @@ impl Peer {
             _ => true,
         };
         let deadline = Instant::now() + spec.ready_timeout;
+        let mut backoff = Backoff::new();
         loop {
             if let Some(status) = peer.group.exited() {
                 return Err(PeerError::Exited {
@@ -175,8 +176,13 @@ impl Peer {
             // On loopback, the port found free may have gone to another process's server:
             // ready once the listener is this peer's own. In its own namespace (whose sockets
             // /proc/net here does not show) the port is its alone: a connect tells.
+            // A connect first: refused at once while nothing listens, it spares reading
+            // /proc/net/tcp (thousands of lines on a busy machine) at every poll.
             let listening = match spec.net {
-                None => listens_only(peer.pid(), port),
+                None => {
+                    TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+                        && listens_only(peer.pid(), port)
+                }
                 Some(_) => TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok(),
             };
             if listening && settled(peer.pid()) {
@@ -190,7 +196,7 @@ impl Peer {
                     log: peer.log_tail(),
                 });
             }
-            std::thread::sleep(lab_process::POLL);
+            backoff.pause(deadline);
         }
     }
 

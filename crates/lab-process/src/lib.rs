@@ -32,12 +32,14 @@
 
 #![warn(missing_docs)]
 
+mod backoff;
 pub mod cpu;
 mod pin;
 pub mod procfs;
 mod programs;
 mod signals;
 
+pub use backoff::Backoff;
 pub use pin::{allowed as cpu_allowed, pin_current_thread, ThreadPin};
 pub use programs::{find_program, free_port, is_executable, output_within};
 

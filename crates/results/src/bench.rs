@@ -278,6 +278,15 @@ pub struct Summary {
     /// break or NUL (the server received none).
     #[serde(default)]
     pub unsafe_value_unsent: u64,
+    /// HTTP/1.1 pipelining: re-sends (not distinct requests) of requests written whole behind
+    /// a response after which the server closed the connection, which it never processed, sent
+    /// again on a new connection (a request re-sent twice counts twice).
+    #[serde(default)]
+    pub pipeline_resent: u64,
+    /// HTTP/1.1 pipelining: requests behind such a response not sent again, not idempotent (a
+    /// POST) or in a batch with one that is: the server never processed them.
+    #[serde(default)]
+    pub pipeline_not_resent: u64,
     /// How long the unfinished requests had waited when the run ended (a lower bound of their
     /// latency; in the open loop it enters the corrected figures).
     pub unfinished_wait_ms: LatencySummary,
@@ -340,6 +349,11 @@ pub struct Summary {
     /// earlier one; they are in `response_ms` and `page_ms` with their wait at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pages_not_sent: Option<u64>,
+    /// Open loop with a page count (`-n`) only: pages that started after the schedule's last
+    /// due page plus a grace (one Webchild interval, at least 10 ms), each Webchild's first
+    /// page apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages_sent_late: Option<u64>,
     /// Open loop only: whether the Webchildren carried the rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_kept: Option<bool>,

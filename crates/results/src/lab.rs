@@ -229,6 +229,21 @@ pub struct LabRow {
     pub traced_requests_per_s: Option<f64>,
 }
 
+impl LabRow {
+    /// Whether the row has figures to show: `unavailable` is unset. A row without them (a way
+    /// a server cannot run, a deployment that failed its verifier, a measurement that got not
+    /// one response) keeps zeros in its rates, which are no measurement: show it as n/a.
+    pub fn has_figures(&self) -> bool {
+        self.unavailable.is_none()
+    }
+
+    /// Whether the row is a measurement that ran and got not one response: it has no figures,
+    /// yet a window (`duration_s` above 0), which a row that could not run never has.
+    pub fn measured_nothing(&self) -> bool {
+        !self.has_figures() && self.duration_s > 0.0
+    }
+}
+
 /// One tier's CPU over a window, per request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

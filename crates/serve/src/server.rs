@@ -57,6 +57,18 @@ pub enum ServeError {
         /// What `bind` or `listen` said.
         source: io::Error,
     },
+    /// The open-file limit ran out while each thread's listening sockets were opened: the
+    /// thread count, not the address, is what failed (`--threads` beyond what the limit holds).
+    #[error(
+        "{threads} threads need more open files than this process may have: lower --threads \
+         or raise the limit (ulimit -n)"
+    )]
+    OpenFiles {
+        /// The threads asked for (`threads`).
+        threads: usize,
+        /// What `socket` said (EMFILE or ENFILE).
+        source: io::Error,
+    },
     /// The UDP twin of the TCP port could not be bound for HTTP/3: an error when `http3` is
     /// true, the warning of [`Server::http3_warning`] when it is unset.
     #[error("cannot listen on UDP {addr} for HTTP/3")]
@@ -411,6 +423,19 @@ type Bound = (
     Option<ServeError>,
 );
 
+/// `source` as `other` makes it, unless it is the open-file limit running out (EMFILE,
+/// ENFILE): then the thread count is named, not the address.
+fn out_of_files(
+    threads: usize,
+    source: io::Error,
+    other: impl FnOnce(io::Error) -> ServeError,
+) -> ServeError {
+    match source.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE) => ServeError::OpenFiles { threads, source },
+        _ => other(source),
+    }
+}
+
 /// The TCP listeners, then, when HTTP/3 is to be served (`tls` on and `http3` not false),
 /// the UDP sockets on the same address and port number; `config.listen` becomes the bound
 /// address (the port chosen for port 0: what Alt-Svc advertises) and `config.http3` what was
@@ -442,10 +467,10 @@ fn bind_ports(config: &mut Config, n: usize, tls: bool) -> Result<Bound, ServeEr
     let bound = loop {
         let listeners =
             listeners::bind(config.listen, n, config.defer_accept).map_err(|source| {
-                ServeError::Bind {
+                out_of_files(n, source, |source| ServeError::Bind {
                     addr: config.listen,
                     source,
-                }
+                })
             })?;
         let addr = listeners[0].local_addr()?;
         if !http3 {
@@ -461,7 +486,7 @@ fn bind_ports(config: &mut Config, n: usize, tls: bool) -> Result<Bound, ServeEr
                 held.push(listeners);
             }
             Err(source) => {
-                let e = ServeError::BindUdp { addr, source };
+                let e = out_of_files(n, source, |source| ServeError::BindUdp { addr, source });
                 if required {
                     return Err(e);
                 }

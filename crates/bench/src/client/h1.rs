@@ -19,8 +19,10 @@
 //! - `sharing.rs`: `--connections-per-client N`: this connection as one of a Webchild's
 //!   several, taking the shared page's next file as it is free (`client/shared.rs`).
 //! - `closing.rs`: HTTP/1.0's passive close, the server's FIN awaited before going on.
-//! - `outcomes.rs`: failures by kind, and the one resend of a request the server closed idle.
-//! - `after_end.rs`: what the server said after the end of the run (`Connection: close`).
+//! - `outcomes.rs`: failures by kind, the one resend of a request the server closed idle, and
+//!   the pipelined requests behind a response after which the server closed, sent again.
+//! - `after_end.rs`: what the server said after the end of the run (`Connection: close`), and
+//!   when the lingering close may end the sending side (all but the last request answered).
 //! - `app.rs`: an application workload's requests built per use and responses judged, through
 //!   `client/app.rs` (a workload without one never goes there).
 //!
@@ -61,10 +63,9 @@ use super::{RunShared, ThreadState, Wire};
 use crate::config::HttpMode;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
-use after_end::{follow_late, AfterEnd};
+use after_end::AfterEnd;
 use lanes::Lanes;
 use mio::event::Event;
-use pipelining::batch_is_head;
 use wire::response::{BodyDecoder, Framing};
 
 /// The write source (`H1::src`) of the lanes' own buffer.
@@ -252,17 +253,23 @@ impl Wire for H1 {
         if !self.busy() {
             return linger::step(self.conn.as_mut(), at, buf, |_| {});
         }
-        let is_head = batch_is_head(
-            self.is_head(cx),
-            self.behind.as_deref(),
-            self.batch_page(),
-            cx,
-        );
-        let body = (self.state == State::ReadingBody).then_some(&self.decoder);
-        let (late, head) = (&mut self.late, &self.head);
-        linger::step(self.conn.as_mut(), at, buf, |b| {
-            follow_late(late, (head, body), b, &is_head)
-        })
+        // More than one request outstanding: the FIN waits until the server has answered all
+        // but the last (`after_end.rs`), read meanwhile.
+        let sent = self.sent_in_full(cx);
+        if at == Linger::Flushing && self.holds_fin(sent) {
+            let Some(conn) = self.conn.as_mut() else {
+                return Linger::Done;
+            };
+            if conn.send_pending().is_err() {
+                return Linger::Done;
+            }
+            match self.linger_read(cx, Linger::Draining, buf) {
+                Linger::Draining if self.holds_fin(sent) => return Linger::Flushing,
+                Linger::Draining => {}
+                done => return done,
+            }
+        }
+        self.linger_read(cx, at, buf)
     }
 
     fn close(&mut self) {
@@ -361,15 +368,28 @@ impl H1 {
         }
         // HTTP/1.0 closes after each file. A pipelined page whose response is not a success
         // goes on reading the rest of its batch, which the server has: each is counted, and
-        // the connection stays in step.
+        // the connection stays in step. A server closing after a response (a success or
+        // not) never processed those written behind it: they go again, on a new connection
+        // (`batch_closed`), their start kept, unless one is not idempotent (the page ends).
+        let mut resent = false;
         if !self.resp_keep_alive || http10 {
+            if pipelined && more {
+                if !self.batch_closed(cx, now, false) {
+                    self.close();
+                    return self.end_page(ch, cx, false, now, false);
+                }
+                resent = self.next_written();
+            }
             self.close();
         }
         // An application workload's batch may end before the page does (`h1/app.rs`).
         let in_batch = more && self.in_batch(self.ex.file + 1);
         let read_on = pipelined && in_batch && self.conn.is_some();
-        self.page_failed |= !ok && read_on;
-        if !more || (!ok && !read_on) || (self.page_failed && !in_batch) {
+        // The rest of a page whose response was not a success is read (the server has it, or
+        // has it again when `resent`), the page not a hit.
+        let read_rest = read_on || resent;
+        self.page_failed |= !ok && read_rest;
+        if !more || (!ok && !read_rest) || (self.page_failed && !in_batch) {
             let hit = ok && !self.page_failed;
             if let Some((file, to, hops)) = self.deferred.pop().filter(|_| hit) {
                 self.after_batch = true;
@@ -382,6 +402,9 @@ impl H1 {
         self.ex.file += 1;
         if read_on {
             self.next_in_batch(ch, cx, now); // its request went with the batch
+        } else if resent {
+            self.ex.first_request();
+            self.start_request(ch, cx, now);
         } else {
             self.start_file(ch, cx, now);
         }

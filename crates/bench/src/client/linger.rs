@@ -16,6 +16,10 @@
 //! over HTTP/2 by a RST_STREAM CANCEL after the frame the socket was in (`h2/cut_at_end.rs`),
 //! over HTTP/3 by its request side reset (`h3/datagrams.rs`), before anything more goes.
 //!
+//! A pipelining connection with more than one request outstanding holds its FIN until the
+//! server has answered all but the last (`h1/after_end.rs`): a server such as nginx that sees
+//! the FIN while it works on one request ends it and never reads those pipelined behind it.
+//!
 //! It runs after the window has ended: nothing read here is counted (no bytes, no responses,
 //! no time), so no figure of the run changes. It costs nothing per request: once per
 //! connection, at the end, all of a thread's connections at once through its event loop,

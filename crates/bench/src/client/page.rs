@@ -30,6 +30,13 @@ pub(super) struct Child {
     warmup_rng: fastrand::Rng,
     pub pages_left: u64,
     pub next_intended_us: f64,
+    /// Open loop with `-n`: a page it starts after this is sent late (the schedule's
+    /// `late_after_us`, moved on by how late its first page started: its own start-up, a
+    /// thread's spawn or a connection's set-up, is not the rate's); `NONE` until its first
+    /// page, which never counts, and in any other run.
+    late_after_us: u64,
+    /// Whether it has picked a page yet.
+    picked: bool,
     /// The page picked last: the one new exchanges belong to.
     pub page: PageRef,
     pub done_us: u64,
@@ -54,6 +61,8 @@ impl Child {
             warmup_rng: child_rng(sh.config.seed, id, 1),
             pages_left: sh.schedule.quota(id),
             next_intended_us: offset,
+            late_after_us: NONE,
+            picked: false,
             page: PageRef::NONE,
             done_us: NONE,
             ended_page: Cell::new(None),
@@ -112,7 +121,14 @@ impl Child {
                 self.pages_left -= 1;
             }
             if schedule.interval_us.is_some() && intended < schedule.end_us {
-                cx.stats.record_send_lag(now - intended);
+                cx.stats
+                    .record_send_lag(now - intended, now > self.late_after_us);
+            }
+        }
+        if !self.picked {
+            self.picked = true;
+            if let Some(t) = schedule.late_after_us {
+                self.late_after_us = t.saturating_add(now - intended);
             }
         }
         let rng = if measured {

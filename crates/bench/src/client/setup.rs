@@ -101,6 +101,9 @@ pub struct Schedule {
     pub think_us: u64,
     /// Open loop: µs between one Webchild's intended page starts.
     pub interval_us: Option<f64>,
+    /// Open loop with `-n`: a page that starts after this (µs since `base`) was sent late
+    /// ([`Schedule::compute_late_after_us`]); `None` otherwise.
+    pub late_after_us: Option<u64>,
     /// How long a connect (with its TLS or QUIC handshake) may take before it fails.
     pub connect_timeout_us: u64,
     /// How long a response may take before it fails.
@@ -113,12 +116,43 @@ impl Schedule {
     pub fn quota(&self, id: usize) -> u64 {
         match self.pages {
             None => u64::MAX,
-            Some(n) => {
-                let c = self.concurrency as u64;
-                n / c + u64::from((id as u64) < n % c)
-            }
+            Some(n) => quota(n, self.concurrency, id),
         }
     }
+
+    /// Open loop with a page count (`-n`): the time (µs since `base`) after which a page that
+    /// starts counts as sent late, [`LATE_GRACE_MIN_US`] or one Webchild interval, whichever is
+    /// more, after the schedule's last due page (over every Webchild of the run). `None` for a
+    /// timed run (its pages never started by the end say it) and the closed loop. Computed once
+    /// for the run (into `late_after_us`): it looks at every Webchild.
+    pub fn compute_late_after_us(&self) -> Option<u64> {
+        let (iv, n) = (self.interval_us?, self.pages?);
+        let c = self.concurrency.max(1);
+        let measure = self.measure_us as f64;
+        let last_due = (0..c)
+            .filter(|&id| quota(n, c, id) > 0)
+            .map(|id| {
+                // Its first page due in the window (after a warm-up), then one an interval.
+                let offset = iv * id as f64 / c as f64;
+                let first = offset + ((measure - offset) / iv).ceil().max(0.0) * iv;
+                first + (quota(n, c, id) - 1) as f64 * iv
+            })
+            .fold(0.0, f64::max);
+        // `as` saturates: a schedule past u64's µs has no page late.
+        Some((last_due + iv.max(LATE_GRACE_MIN_US as f64)) as u64)
+    }
+}
+
+/// The least grace after the last due page of a page count (`-n`) before a page counts as sent
+/// late, µs: more than the wake-up delays of a loaded machine, which a Webchild's interval at a
+/// high rate is not.
+pub const LATE_GRACE_MIN_US: u64 = 10_000;
+
+/// Webchild `id`'s share of `n` pages over `concurrency` Webchildren: spread evenly, the first
+/// ones taking the remainder (0 for those past `n` when there are more Webchildren than pages).
+pub fn quota(n: u64, concurrency: usize, id: usize) -> u64 {
+    let c = concurrency.max(1) as u64;
+    n / c + u64::from((id as u64) < n % c)
 }
 
 /// Every request the run can send, built once; Webchildren write slices of `bytes`.
@@ -327,6 +361,7 @@ mod tests {
             concurrency: 3,
             think_us: 0,
             interval_us: None,
+            late_after_us: None,
             connect_timeout_us: 0,
             response_timeout_us: 0,
         };
@@ -334,5 +369,56 @@ mod tests {
             let p = schedule(n);
             assert_eq!((0..3).map(|i| p.quota(i)).sum::<u64>(), n);
         }
+    }
+
+    #[test]
+    fn a_page_count_is_late_after_its_last_due_page_and_a_grace() {
+        let paced = |n, c, interval_us, measure_us| Schedule {
+            base: Instant::now(),
+            base_unix_us: 0,
+            measure_us,
+            end_us: u64::MAX,
+            pages: Some(n),
+            concurrency: c,
+            think_us: 0,
+            interval_us: Some(interval_us),
+            late_after_us: None,
+            connect_timeout_us: 0,
+            response_timeout_us: 0,
+        };
+        // -n 20 -c 2 --rate 100: 20 ms a Webchild, offsets 0 and 10 ms, 10 pages each: the
+        // last due at 10 + 9 x 20 = 190 ms, late after 20 ms more.
+        assert_eq!(
+            paced(20, 2, 20_000.0, 0).compute_late_after_us(),
+            Some(210_000)
+        );
+        // -n 21: Webchild 0 has 11 pages, its last due at 200 ms (after Webchild 1's 190).
+        assert_eq!(
+            paced(21, 2, 20_000.0, 0).compute_late_after_us(),
+            Some(220_000)
+        );
+        // A fast rate: the grace is 10 ms, not the 1 ms interval; offsets 0 and 0.5 ms.
+        assert_eq!(
+            paced(4, 2, 1_000.0, 0).compute_late_after_us(),
+            Some(11_500)
+        );
+        // More Webchildren than pages: only Webchild 0 has one, due at 0.
+        assert_eq!(
+            paced(1, 3, 3_000.0, 0).compute_late_after_us(),
+            Some(10_000)
+        );
+        // A warm-up of 25 ms: Webchild 1's first page of the window is due at 30 ms, Webchild
+        // 0's at 40 ms, the last.
+        assert_eq!(
+            paced(2, 2, 20_000.0, 25_000).compute_late_after_us(),
+            Some(60_000)
+        );
+        let mut timed = paced(2, 2, 20_000.0, 0);
+        timed.pages = None;
+        assert_eq!(
+            timed.compute_late_after_us(),
+            None,
+            "a timed run has its own rule"
+        );
     }
 }

@@ -107,14 +107,18 @@ impl Process {
                     what,
                 });
             };
-            for line in BufReader::new(stdout).lines() {
+            for (i, line) in BufReader::new(stdout).lines().enumerate() {
                 let Ok(line) = line else { break };
                 if line.trim().is_empty() {
                     continue;
                 }
                 match strict::decode::<ToCoordinator>(&line) {
                     Ok(m) => send(Said::Message(m)),
-                    Err(Rejected::NotJson(e)) => send(Said::Bad(format!("{}: {e}", clip(&line)))),
+                    Err(Rejected::NotJson(e)) => send(Said::Bad(format!(
+                        "line {} of its channel, not a message ({e}): {}",
+                        i + 1,
+                        clip(&line)
+                    ))),
                     Err(Rejected::Refused { kind, why, peer }) => {
                         send(Said::Refused { kind, why, peer })
                     }

@@ -48,13 +48,24 @@ pub enum Rejected {
     },
 }
 
+/// serde's reason without its "at line 1 column N": a line is read alone, so its line is always
+/// 1 and the reader names the line's number in the channel itself; the column is kept.
+fn not_json(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&place) {
+        Some(why) => format!("{why} at column {}", e.column()),
+        None => text,
+    }
+}
+
 /// `line` as a `T`, only when this build reads every field of it and it has every field this
 /// build would write.
 pub fn decode<T: DeserializeOwned + Serialize>(line: &str) -> Result<T, Rejected> {
     let got: Value = match serde_json::from_str(line) {
         Ok(v @ Value::Object(_)) => v,
         Ok(_) => return Err(Rejected::NotJson("not a JSON object".into())),
-        Err(e) => return Err(Rejected::NotJson(e.to_string())),
+        Err(e) => return Err(Rejected::NotJson(not_json(&e))),
     };
     let refused = |why: String| Rejected::Refused {
         kind: got

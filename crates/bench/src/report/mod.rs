@@ -296,11 +296,29 @@ pub fn stop_text(stop: Stop) -> String {
     }
 }
 
+/// Open loop with a page count (`-n`): how long after the schedule's last due page a page may
+/// start before it counts as sent late, µs: one Webchild interval (`concurrency / rate`), and at
+/// least `LATE_GRACE_MIN_US` (10 ms), so that a false alarm needs the client to stall that long
+/// at the very end. `None` for a timed run and the closed loop.
+pub fn late_grace_us(r: &RunResult) -> Option<u64> {
+    let rate = r
+        .config
+        .rate
+        .filter(|_| matches!(r.config.stop, Stop::Pages(_)))?;
+    let interval_us = 1e6 * r.config.concurrency as f64 / rate;
+    Some(interval_us.max(crate::client::LATE_GRACE_MIN_US as f64) as u64)
+}
+
 /// Whether an open-loop run fell short of its rate: pages due in the window that never started
-/// are more than 1% of those scheduled.
+/// (a timed run) or that started after the schedule's last due page and its grace
+/// ([`late_grace_us`], a page count, `Stats::pages_sent_late`) are 1% or more of those
+/// scheduled, and at least one.
 pub fn rate_not_kept(r: &RunResult) -> bool {
     let s = &r.stats;
-    r.config.rate.is_some() && s.pages_not_sent > 0 && s.pages_not_sent * 100 >= s.pages_scheduled
+    let missed = s.pages_not_sent.saturating_add(s.pages_sent_late);
+    r.config.rate.is_some()
+        && missed > 0
+        && u128::from(missed) * 100 >= u128::from(s.pages_scheduled)
 }
 
 /// Whether the requests still unanswered when the run ended say something. In the closed loop
@@ -364,24 +382,49 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
         ));
     }
     if let Some(rate) = r.config.rate.filter(|_| rate_not_kept(r)) {
-        let sent = s.pages_scheduled - s.pages_not_sent;
+        let sent = s.pages_scheduled.saturating_sub(s.pages_not_sent);
+        let c = r.config.concurrency;
         let need = match &s.page_uncorrected {
             Some(p) if p.count() > 0 => {
                 let page_s = p.summary().mean / 1e3;
-                format!(
-                    "at the {:.3} ms a page took, {rate} pages/s needs about {} Webchildren (-c); \
-                     this run had {}",
-                    page_s * 1e3,
-                    formulas::webchildren_for(rate, page_s),
-                    r.config.concurrency
-                )
+                let need = formulas::webchildren_for(rate, page_s);
+                if need <= c as u64 {
+                    // Little's law: the Webchildren were enough for the pages' time; what held
+                    // the pages back was the client (a busy machine, a slow start).
+                    format!(
+                        "at the {:.3} ms a page took, {rate} pages/s needs about {need} \
+                         Webchildren (-c) and this run had {c}: the client itself was late",
+                        page_s * 1e3,
+                    )
+                } else {
+                    format!(
+                        "at the {:.3} ms a page took, {rate} pages/s needs about {need} \
+                         Webchildren (-c); this run had {c}",
+                        page_s * 1e3,
+                    )
+                }
             }
             _ => "no page completed, so the server, not the Webchildren, held the rate back"
                 .to_owned(),
         };
+        let not_sent = format!("{} never started", s.pages_not_sent);
+        let what = match late_grace_us(r) {
+            // A page count sends every page in the end, unless stopped (Ctrl-C).
+            Some(grace) => format!(
+                "{} of them more than {:.3} ms after the last was due (one Webchild's interval, \
+                 at least 10 ms){}",
+                s.pages_sent_late,
+                grace as f64 / 1e3,
+                match s.pages_not_sent {
+                    0 => String::new(),
+                    _ => format!("; {not_sent}"),
+                }
+            ),
+            None => not_sent,
+        };
         o.push_str(&format!(
-            "RATE NOT KEPT: {sent} of {} scheduled pages were sent ({} never started); {need}.\n",
-            s.pages_scheduled, s.pages_not_sent
+            "RATE NOT KEPT: {sent} of {} scheduled pages were sent, {what}; {need}.\n",
+            s.pages_scheduled
         ));
     }
     o

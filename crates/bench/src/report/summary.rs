@@ -314,7 +314,29 @@ pub fn summary_body(r: &RunResult) -> String {
     if r.config.redirect > 0 {
         o.push_str(&redirects_line(&s.redirects));
     }
+    o.push_str(&pipeline_resends(s));
     o.push_str(&check_failures(s));
+    o
+}
+
+/// HTTP/1.1 pipelining: the requests the server never processed behind a response after which
+/// it closed: the re-sends (a request re-sent twice counts twice), and those not sent again.
+fn pipeline_resends(s: &crate::Stats) -> String {
+    let mut o = String::new();
+    if s.pipeline_resent > 0 {
+        let _ = writeln!(
+            o,
+            "  Re-sent:   {} (of requests pipelined behind a response after which the server closed: never processed, sent again on a new connection; a request re-sent twice counts twice)",
+            super::count_of(s.pipeline_resent, "re-send", "re-sends")
+        );
+    }
+    if s.pipeline_not_resent > 0 {
+        let _ = writeln!(
+            o,
+            "  Not sent:  {} (pipelined behind a response after which the server closed, not idempotent or in a batch with one that is: never processed, not sent again)",
+            super::count_of(s.pipeline_not_resent, "request", "requests")
+        );
+    }
     o
 }
 

@@ -40,7 +40,7 @@ impl Slice {
 /// The schedule of a run whose time 0 is `base` (`base_unix_us` in Unix µs), for all threads.
 pub(super) fn schedule(config: &BenchConfig, base: Instant, base_unix_us: u64) -> Schedule {
     let measure_us = config.warmup.as_micros() as u64;
-    Schedule {
+    let mut schedule = Schedule {
         base,
         base_unix_us,
         measure_us,
@@ -57,9 +57,12 @@ pub(super) fn schedule(config: &BenchConfig, base: Instant, base_unix_us: u64) -
         // The whole run's interval (all Webchildren of all hosts): each Webchild's offset is its
         // global number's share of it, so the merged arrivals are evenly spaced.
         interval_us: config.rate.map(|r| 1e6 * config.concurrency as f64 / r),
+        late_after_us: None,
         connect_timeout_us: config.connect_timeout.as_micros().max(1) as u64,
         response_timeout_us: config.response_timeout.as_micros().max(1) as u64,
-    }
+    };
+    schedule.late_after_us = schedule.compute_late_after_us();
+    schedule
 }
 
 /// Part `i` of `parts` of `range`: contiguous, sizes differing by at most one, the first parts
@@ -95,9 +98,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
         _ => {}
     }
     if let Some(r) = config.rate {
-        if !(r.is_finite() && r > 0.0) {
-            return bad("the rate must be a positive number of pages per second");
-        }
+        check_rate(config, r)?;
     }
     let wrong = |m: String| Err(BenchError::Workload(m));
     if workload.pages.is_empty() {
@@ -123,11 +124,73 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
             ));
         }
     }
-    if workload.pages.iter().map(|p| p.weight).sum::<f64>() <= 0.0 {
+    let total: f64 = workload.pages.iter().map(|p| p.weight).sum();
+    if !total.is_finite() {
+        return wrong("the pages' weights add up to more than a number holds".into());
+    }
+    if total <= 0.0 {
         return wrong("every page has weight 0".into());
     }
     Ok(())
 }
+
+/// The most pages a second one Webchild is given: the schedule counts in whole microseconds,
+/// and no client sends a page a microsecond on one connection.
+pub const MAX_RATE_PER_WEBCHILD: f64 = 1e6;
+
+/// The most pages a schedule may hold: what an `f64` (the schedule's arithmetic) counts exactly,
+/// far below where a `u64` count would wrap.
+pub const MAX_SCHEDULED_PAGES: f64 = (1u64 << 53) as f64;
+
+/// A rate the schedule can hold: positive, at most [`MAX_RATE_PER_WEBCHILD`] a Webchild, and
+/// its pages over the warm-up and the window countable ([`MAX_SCHEDULED_PAGES`]).
+fn check_rate(config: &BenchConfig, r: f64) -> Result<(), BenchError> {
+    let bad = |m: String| Err(BenchError::Config(m));
+    if !(r.is_finite() && r > 0.0) {
+        return bad("the rate must be a positive number of pages per second".into());
+    }
+    let c = config.concurrency as f64;
+    // 1e20 and 1e-300 as written, not as 21 digits or 300 zeros.
+    let shown = match (1e-3..1e9).contains(&r) {
+        true => format!("{r}"),
+        false => format!("{r:e}"),
+    };
+    if r > MAX_RATE_PER_WEBCHILD * c {
+        return bad(format!(
+            "the rate {shown} pages/s is more than {} Webchildren (-c) can be given: at most \
+             1000000 pages/s a Webchild (one a microsecond, the schedule's unit)",
+            config.concurrency
+        ));
+    }
+    let window_s = config.warmup.as_secs_f64()
+        + match config.stop {
+            Stop::Duration(d) => d.as_secs_f64(),
+            Stop::Pages(_) => 0.0,
+        };
+    if r * window_s > MAX_SCHEDULED_PAGES {
+        return bad(format!(
+            "the rate {shown} pages/s over {window_s} s schedules more than 2^53 pages, more than \
+             can be counted"
+        ));
+    }
+    if let Stop::Pages(n) = config.stop {
+        // The last page is due after its Webchild's other pages, an interval (c / rate) each.
+        let last_due_s = (n.div_ceil(config.concurrency.max(1) as u64) as f64 - 1.0).max(0.0) * c
+            / r
+            + config.warmup.as_secs_f64();
+        if last_due_s > MAX_SCHEDULE_S {
+            return bad(format!(
+                "the rate {shown} pages/s for {n} pages over {} Webchildren is due over more \
+                 than {MAX_SCHEDULE_S:e} s (what -d allows): a higher rate or fewer pages",
+                config.concurrency
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The longest a schedule may run, s: the bound of `-d`, for a page count (`-n`) at a rate too.
+pub const MAX_SCHEDULE_S: f64 = 1e9;
 
 /// An application workload's requests are built per use and judged per response over
 /// HTTP/1.1 (keep-alive, pipelining a page's files), HTTP/1.0, HTTP/2 and HTTP/3 (a page's
@@ -413,5 +476,50 @@ mod tests {
         c.h3_early_data = false;
         c.tls.resume = false;
         assert!(check_early_data(&c).is_ok(), "off: nothing to check");
+    }
+
+    #[test]
+    fn a_rate_the_schedule_cannot_hold_is_refused_and_one_it_can_is_taken() {
+        use std::time::Duration;
+        let addr = "127.0.0.1:80".parse().unwrap();
+        let one_file = Workload::from_paths(&["/a".to_string()]).unwrap();
+        let paced = |rate: f64, c: usize, stop: Stop| BenchConfig {
+            rate: Some(rate),
+            concurrency: c,
+            stop,
+            ..BenchConfig::new(crate::Target::http(addr))
+        };
+        let said = |config: &BenchConfig| match check(config, &one_file, &Slice::whole(config)) {
+            Err(BenchError::Config(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        let second = Stop::Duration(Duration::from_secs(1));
+        // The tester's line: a count past 2^64 wrapped.
+        let m = said(&paced(1e20, 4, second));
+        assert!(
+            m.contains("more than 4 Webchildren (-c) can be given"),
+            "{m}"
+        );
+        assert!(said(&paced(4e6 + 1.0, 4, second)).contains("1000000 pages/s a Webchild"));
+        let taken = paced(4e6, 4, second);
+        assert!(check(&taken, &one_file, &Slice::whole(&taken)).is_ok());
+        // Within the rate a Webchild may be given, but not countable over its window.
+        let long = Stop::Duration(Duration::from_secs(1_000_000_000));
+        let m = said(&paced(1e7, 1_000, long));
+        assert!(m.contains("schedules more than 2^53 pages"), "{m}");
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(said(&paced(bad, 1, second)).contains("positive number"));
+        }
+        // A page count bounds the schedule's count itself (2^50 pages over 2.8e8 s)...
+        let counted = paced(4e6, 4, Stop::Pages(1 << 50));
+        assert!(check(&counted, &one_file, &Slice::whole(&counted)).is_ok());
+        // ... but not its length: 2^64 pages take 4.6e12 s; two of one Webchild 1e300 s apart.
+        let m = said(&paced(4e6, 4, Stop::Pages(u64::MAX)));
+        assert!(m.contains("is due over more than 1e9 s"), "{m}");
+        let m = said(&paced(1e-300, 1, Stop::Pages(2)));
+        assert!(m.contains("is due over more than 1e9 s"), "{m}");
+        // One page a Webchild is due at once, whatever the rate.
+        let one = paced(1e-300, 2, Stop::Pages(2));
+        assert!(check(&one, &one_file, &Slice::whole(&one)).is_ok());
     }
 }

@@ -90,10 +90,12 @@ impl Stats {
         self.redirects.followed += 1;
     }
 
-    /// Open loop: a page of the window started `lag_us` after its intended time.
+    /// Open loop: a page of the window started `lag_us` after its intended time; `late`: it
+    /// started after its schedule's end and grace (`-n`, see `pages_sent_late`).
     #[inline]
-    pub fn record_send_lag(&mut self, lag_us: u64) {
+    pub fn record_send_lag(&mut self, lag_us: u64, late: bool) {
         self.pages_scheduled += 1;
+        self.pages_sent_late += u64::from(late);
         if let Some(h) = &mut self.send_lag {
             h.record_us(lag_us);
         }
@@ -135,8 +137,8 @@ impl Stats {
     /// figures with the time it had waited at the end (a lower bound); a backlog of more than
     /// [`MAX_RAMP`] pages is recorded in that many steps, each standing for its share of pages.
     pub fn record_not_sent(&mut self, end_us: u64, first_us: f64, interval_us: f64, n: u64) {
-        self.pages_scheduled += n;
-        self.pages_not_sent += n;
+        self.pages_scheduled = self.pages_scheduled.saturating_add(n);
+        self.pages_not_sent = self.pages_not_sent.saturating_add(n);
         let step = n.div_ceil(MAX_RAMP).max(1);
         let mut k = 0;
         while k < n {

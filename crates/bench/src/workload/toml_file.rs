@@ -3,7 +3,8 @@
 //! extractions, compiled into the workload's plan. Every error names the file and line.
 
 use super::{
-    check_path, check_weight, AppPlan, Builder, Page, RequestSpec, Workload, WorkloadError,
+    check_path, check_total, check_weight, AppPlan, Builder, Page, RequestSpec, Workload,
+    WorkloadError,
 };
 use crate::app::data::DataSet;
 use crate::app::plan::{DataSpec, FileSpec, PlanBuilder};
@@ -237,8 +238,10 @@ pub(super) fn parse_toml(text: &str, shown: &str, dir: &Path) -> Result<Workload
         false => None,
     };
     let mut b = Builder::default();
+    let mut total = 0.0;
     for (n, (p, files)) in doc.page.iter().zip(&entries).enumerate() {
-        if let Some(why) = check_weight(*p.weight.get_ref()) {
+        total += *p.weight.get_ref();
+        if let Some(why) = check_weight(*p.weight.get_ref()).or_else(|| check_total(total)) {
             return Err(err(p.weight.span().start, why));
         }
         if files.is_empty() {

@@ -85,6 +85,8 @@ fn pipelined_page_resumes_on_a_new_connection_when_the_server_closes() {
     assert_eq!(r.stats.requests, 9);
     assert_eq!(r.stats.connects, 9);
     assert_eq!(r.stats.bytes_body, 9 * 20);
+    // Behind each close, the rest of its page, never processed: 2 + 1 a page.
+    assert_eq!(r.stats.pipeline_resent, 9);
 }
 
 #[test]

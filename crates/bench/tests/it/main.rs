@@ -50,6 +50,8 @@ mod udp;
 mod h3_runs;
 // A relay holding the server's flight to a resumed connection until it has seen 0-RTT.
 mod h3_hold;
+// A server on quiche's HTTP/3 that sends GOAWAY with a stream ID of its choosing.
+mod h3_goaway_server;
 
 mod engine_app_build_once;
 mod engine_app_cookie_gate;
@@ -70,6 +72,7 @@ mod engine_h2_stream_ids;
 mod engine_h3;
 mod engine_h3_app;
 mod engine_h3_early;
+mod engine_h3_goaway;
 mod engine_h3_lanes;
 mod engine_h3_lanes_room;
 mod engine_h3_not_h3;
@@ -78,6 +81,7 @@ mod engine_h3_resume;
 mod engine_h3_upload;
 mod engine_modes;
 mod engine_open_page_count;
+mod engine_pipeline_close;
 mod engine_pipeline_depth;
 mod engine_pipeline_lanes;
 mod engine_redirects;

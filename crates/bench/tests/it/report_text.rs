@@ -246,8 +246,14 @@ fn unfinished_and_rate_not_kept_lines_are_spaced_as_their_neighbours() {
         ),
         "{text}"
     );
+    // Pages of 2.5 ms at 50 pages/s need one Webchild: four were enough, the client was late.
     assert!(
-        notes[1].contains("Webchildren (-c); this run had 4"),
+        notes[1].contains(
+            "150 of 200 scheduled pages were sent, 0 of them more than 80.000 ms after the last \
+             was due (one Webchild's interval, at least 10 ms); 50 never started; at the 2.491 \
+             ms a page took, 50 pages/s needs about 1 Webchildren (-c) and this run had 4: the \
+             client itself was late."
+        ),
         "{text}"
     );
     // The paper's report has no indentation; the same notes start at the margin there.

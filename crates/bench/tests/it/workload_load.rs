@@ -227,6 +227,42 @@ fn toml_bad_weight_and_empty_files_name_their_lines() {
 }
 
 #[test]
+fn weights_each_finite_whose_sum_is_not_are_refused_naming_the_line() {
+    let (msg, line) = error_of(
+        "w.toml",
+        "[[page]]\nweight = 1e308\nfiles = [\"/a\"]\n[[page]]\nweight = 1e308\nfiles = [\"/b\"]\n",
+    );
+    assert_eq!(line, Some(5), "{msg}");
+    assert!(msg.contains("add up to more than a number holds"), "{msg}");
+    let (msg, line) = error_of("fl", "2\n1e308 1\n/a\n1e308 1\n/b\n");
+    assert_eq!(line, Some(4), "{msg}");
+    assert!(msg.contains("add up to more than a number holds"), "{msg}");
+    let e = Workload::from_pages([
+        ("a".to_string(), 1e308, vec!["/a"]),
+        ("b".to_string(), 1e308, vec!["/b"]),
+    ])
+    .expect_err("refused");
+    assert!(e.to_string().contains("page \"b\""), "{e}");
+    // Large weights that add up are weights.
+    assert!(load_text("fl", "2\n1e307 1\n/a\n1e307 1\n/b\n").is_ok());
+}
+
+#[test]
+fn a_filelist_whose_first_line_is_not_a_whole_number_says_what_it_must_be() {
+    for first in ["1.5", "2 pages"] {
+        let (msg, line) = error_of("fl", &format!("{first}\n1 1\n/a\n"));
+        assert_eq!(line, Some(1), "{msg}");
+        assert!(
+            msg.contains(&format!(
+                "a filelist's first line is its number of pages, a whole number such as 3; \
+                 found {first:?}"
+            )),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
 fn toml_missing_weight_is_an_error() {
     let (msg, _) = error_of("w.toml", "[[page]]\nfiles = [\"/a\"]\n");
     assert!(msg.contains("weight"), "{msg}");

@@ -20,6 +20,9 @@ pub struct Recorded {
     pub notes: Vec<String>,
     /// Requests beyond `--max-files`, not listed.
     pub beyond: u64,
+    /// The document's own response had not ended at the page timeout: its bytes are those
+    /// that had come.
+    pub document_cut: bool,
 }
 
 /// The entries of the page at `page` (the URL the browser was sent to), at most `max_files`
@@ -34,18 +37,31 @@ pub fn entries(
     let Some(doc) = load.requests.iter().find(main) else {
         return Err("Chromium made no request for the page".into());
     };
-    if let Some(why) = unusable(doc) {
+    // A document whose response came but never ended in time (a script holding its parser) is
+    // cut at the page timeout with the files it had asked for, as a page that never goes quiet.
+    let document_cut = load.timed_out
+        && matches!(doc.status, Some(200..=299))
+        && doc.failed.is_none()
+        && doc.bytes.is_none();
+    if let Some(why) = unusable(doc).filter(|_| !document_cut) {
         return Err(format!("Chromium could not load it: {why}"));
     }
     let origin = page.origin();
-    let mut out = Recorded::default();
+    let mut out = Recorded {
+        document_cut,
+        ..Recorded::default()
+    };
     let mut seen = HashSet::new();
     let (mut other_origin, mut beyond) = (0u64, 0u64);
-    for r in &load.requests {
-        let Ok(mut url) = Url::parse(&r.url) else {
+    let url_of = |r: &Request| {
+        let mut url = Url::parse(&r.url).ok()?;
+        url.set_fragment(None);
+        Some(url)
+    };
+    for (i, r) in load.requests.iter().enumerate() {
+        let Some(url) = url_of(r) else {
             continue;
         };
-        url.set_fragment(None);
         let subframe = r.frame != load.main_frame;
         let frame_document = subframe && r.resource_type == "Document";
         if subframe && !frame_document {
@@ -54,6 +70,19 @@ pub fn entries(
         if !seen.insert(url.to_string()) {
             continue; // one request per file and page
         }
+        // One that gave no file (cut off, failed) gives way to a later load of the same file
+        // that did, listed where the file was first asked for.
+        let r = match unusable(r) {
+            Some(_) if !std::ptr::eq(r, doc) && !frame_document => load.requests[i + 1..]
+                .iter()
+                .find(|later| {
+                    later.frame == load.main_frame
+                        && unusable(later).is_none()
+                        && url_of(later).as_ref() == Some(&url)
+                })
+                .unwrap_or(r),
+            _ => r,
+        };
         let elsewhere = url.origin() != origin;
         if elsewhere && !frame_document && !all_origins {
             other_origin += 1;
@@ -88,7 +117,7 @@ pub fn entries(
             out.frames.push(url);
             continue;
         }
-        if let Some(why) = unusable(r) {
+        if let Some(why) = unusable(r).filter(|_| !std::ptr::eq(r, doc)) {
             out.entries.push(skipped(
                 &path,
                 &format!("{why} (initiator {})", r.initiator),
@@ -127,6 +156,27 @@ pub fn entries(
                 .into(),
         );
     }
+    if document_cut {
+        out.notes.push(
+            "the document itself was still loading at --page-timeout: its size is that of the \
+             crawler's own fetch, its files those the browser had asked for by then"
+                .into(),
+        );
+    }
+    let cut = load.requests.iter().filter(|r| r.cut_by_navigation).count();
+    if cut > 0 {
+        out.notes.push(format!(
+            "{cut} requests were in flight when a frame navigated away (its document replaced, \
+             their end never told): listed with the status and Content-Length their response \
+             had, if it had come; else comments"
+        ));
+    }
+    if load.dialogs > 0 {
+        out.notes.push(format!(
+            "JavaScript dialogs (alert, confirm, prompt, beforeunload) answered OK: {}",
+            load.dialogs
+        ));
+    }
     Ok(out)
 }
 
@@ -137,6 +187,9 @@ fn unusable(r: &Request) -> Option<String> {
     }
     match r.status {
         Some(s) if !(200..300).contains(&s) => Some(format!("{s} {}", wire::head::reason(s))),
+        _ if r.cut_by_navigation && r.bytes.is_none() => {
+            Some("cut off when the page navigated away".into())
+        }
         _ if r.bytes.is_none() => Some("still loading at --page-timeout".into()),
         _ => None,
     }
@@ -168,6 +221,7 @@ mod tests {
             content_type: Some("text/plain".into()),
             bytes: Some(10),
             failed: None,
+            cut_by_navigation: false,
         }
     }
 
@@ -191,6 +245,7 @@ mod tests {
             ],
             main_frame: "M".into(),
             timed_out: false,
+            dialogs: 0,
         };
         let page = Url::parse("http://h/p.html").unwrap();
         let rec = entries(&load, &page, false, 100).unwrap();
@@ -234,6 +289,39 @@ mod tests {
         );
     }
 
+    /// A file cut off when a frame navigated, then loaded in full (the new document asks for
+    /// it again): the full load is the file, where the file was first asked for.
+    #[test]
+    fn a_completed_load_replaces_a_cut_one_of_the_same_file() {
+        let mut cut = req("http://h/a.png", "M", "Image");
+        cut.cut_by_navigation = true;
+        cut.bytes = None;
+        let mut full = req("http://h/a.png", "M", "Image");
+        full.bytes = Some(42);
+        let load = Load {
+            requests: vec![
+                req("http://h/p.html", "M", "Document"),
+                cut,
+                req("http://h/b.png", "M", "Image"),
+                full,
+            ],
+            main_frame: "M".into(),
+            timed_out: false,
+            dialogs: 0,
+        };
+        let page = Url::parse("http://h/p.html").unwrap();
+        let rec = entries(&load, &page, false, 100).unwrap();
+        let files: Vec<(&str, u64)> = rec
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::File(f) => Some((f.path.as_str(), f.bytes)),
+                Entry::Skipped { .. } => None,
+            })
+            .collect();
+        assert_eq!(files, [("/p.html", 10), ("/a.png", 42), ("/b.png", 10)]);
+    }
+
     #[test]
     fn a_page_the_browser_could_not_load_is_an_error() {
         let mut doc = req("http://h/p.html", "M", "Document");
@@ -242,9 +330,43 @@ mod tests {
             requests: vec![doc],
             main_frame: "M".into(),
             timed_out: false,
+            dialogs: 0,
         };
         let page = Url::parse("http://h/p.html").unwrap();
         let err = entries(&load, &page, false, 10).unwrap_err();
         assert!(err.contains("net::ERR_CONNECTION_REFUSED"), "{err}");
+    }
+
+    #[test]
+    fn a_document_still_loading_at_the_timeout_is_cut_with_its_files() {
+        let mut doc = req("http://h/p.html", "M", "Document");
+        doc.bytes = None;
+        let mut late = req("http://h/late.png", "M", "Image");
+        late.bytes = None;
+        let mut load = Load {
+            requests: vec![doc, req("http://h/a.png", "M", "Image"), late],
+            main_frame: "M".into(),
+            timed_out: true,
+            dialogs: 1,
+        };
+        let page = Url::parse("http://h/p.html").unwrap();
+        let rec = entries(&load, &page, false, 10).unwrap();
+        assert!(rec.document_cut);
+        let paths: Vec<&str> = rec
+            .entries
+            .iter()
+            .map(|e| match e {
+                Entry::File(f) => f.path.as_str(),
+                Entry::Skipped { url, .. } => url.as_str(),
+            })
+            .collect();
+        assert_eq!(paths, ["/p.html", "/a.png", "/late.png"]);
+        assert!(matches!(&rec.entries[2], Entry::Skipped { reason, .. }
+            if reason.starts_with("still loading at --page-timeout")));
+        assert!(rec.notes.iter().any(|n| n.contains("document itself")));
+        assert!(rec.notes.iter().any(|n| n.ends_with("answered OK: 1")));
+        // Not cut when the network went quiet: a document that never ended is then an error.
+        load.timed_out = false;
+        assert!(entries(&load, &page, false, 10).is_err());
     }
 }

@@ -58,6 +58,9 @@ pub struct Request {
     pub bytes: Option<u64>,
     /// Why it failed (`net::ERR_...`), if it did.
     pub failed: Option<String>,
+    /// Its document was replaced (the frame navigated) before it ended: its status and bytes
+    /// are what the network service saw (the `Content-Length`), if anything.
+    pub cut_by_navigation: bool,
 }
 
 /// What a page load recorded.
@@ -70,6 +73,8 @@ pub struct Load {
     /// The page timeout passed before the network was idle: the requests without a result were
     /// still loading.
     pub timed_out: bool,
+    /// JavaScript dialogs the page opened (each answered OK).
+    pub dialogs: u64,
 }
 
 /// Why a page gave no record.
@@ -208,6 +213,7 @@ impl Browser {
             return Err(LoadError::Page("the page's renderer crashed".into()));
         }
         rec.load.timed_out = !(rec.in_flight == 0 && rec.last_event.elapsed() >= IDLE);
+        rec.load.dialogs = rec.dialogs;
         Ok(rec.into_load())
     }
 
@@ -241,12 +247,21 @@ impl Browser {
         }
     }
 
-    /// Records one event, then lets the workers it attached run, their network events on (and
+    /// Records one event (a JavaScript dialog it opens answered at once, sent without waiting
+    /// for the answer as below), then lets the workers it attached run, their network events on (and
     /// their own workers attached): sent without waiting for the answers, which come as events
     /// of the worker's session and are passed over, so that no wait stops on a worker that ended
     /// meanwhile.
     fn record_event(&mut self, rec: &mut Recorder, m: &Message) -> Result<(), CdpError> {
         rec.event(m);
+        if let Some(text) = rec.dialog.take() {
+            // Answered as a reader who clicks OK would (a prompt with its default text): the
+            // page goes on; a `beforeunload` lets the page go where it was going.
+            let session = Some(rec.session.as_str());
+            let answer = json!({"accept": true, "promptText": text});
+            self.cdp
+                .send(session, "Page.handleJavaScriptDialog", answer)?;
+        }
         for worker in std::mem::take(&mut rec.starting) {
             let w = Some(worker.as_str());
             self.cdp.send(w, "Network.enable", json!({}))?;

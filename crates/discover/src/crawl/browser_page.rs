@@ -8,15 +8,16 @@ use crate::{Entry, Page};
 use url::Url;
 
 impl Crawl<'_> {
-    /// `--browser`: the page's files as Chromium fetched them loading `url`.
+    /// `--browser`: the page's files as Chromium fetched them loading `url`, whose path is
+    /// `path` (and the path a redirect led from); `fetched_bytes`: the crawler's own fetch's.
     pub(super) fn browser_page(
         &mut self,
         url: &Url,
-        path: String,
-        redirected_from: Option<String>,
+        (path, redirected_from): (String, Option<String>),
         links: Vec<Url>,
         forms: crate::forms::Forms,
         depth: u32,
+        fetched_bytes: u64,
     ) -> Result<(), String> {
         let Some(opts) = self.opts.browser.as_ref() else {
             return Err("no browser".into());
@@ -45,6 +46,10 @@ impl Crawl<'_> {
         let mut rec = crate::browser::entries(&load, url, opts.all_origins, self.opts.max_files)?;
         if let Some(Entry::File(doc)) = rec.entries.first_mut() {
             doc.redirected_from = redirected_from.clone();
+            if rec.document_cut {
+                // The browser's copy never ended: the crawler's own fetch of it did.
+                doc.bytes = fetched_bytes;
+            }
         }
         if rec.beyond > 0 {
             self.pages_cut += 1;

@@ -4,6 +4,7 @@
 
 use super::{target, Crawl};
 use crate::fetch::{FetchError, Response};
+use crate::frontier::key;
 use url::Url;
 
 /// Redirects followed for one resource, at most.
@@ -17,6 +18,20 @@ impl Crawl<'_> {
     /// GETs `url`, following redirects within the origin: the URL it ended on, and whether a
     /// redirect took it there (a fragment, never sent, is no redirect).
     pub(super) fn fetch(&mut self, url: &Url) -> Result<Fetched, FetchFailure> {
+        match self.follow_redirects(url, false)? {
+            Reached::Fetched(f) => Ok(f),
+            Reached::Cached(_) => unreachable!("the cache is consulted for resources only"),
+        }
+    }
+
+    /// As [`Crawl::fetch`], for a resource: a redirect to a URL the crawl already holds the
+    /// outcome of ends there, not requested again (the file named directly before the redirect
+    /// that leads to it, on this page or an earlier one).
+    pub(super) fn fetch_once(&mut self, url: &Url) -> Result<Reached, FetchFailure> {
+        self.follow_redirects(url, true)
+    }
+
+    fn follow_redirects(&mut self, url: &Url, cached: bool) -> Result<Reached, FetchFailure> {
         let mut url = url.clone();
         url.set_fragment(None);
         for redirects in 0..=MAX_REDIRECTS {
@@ -38,21 +53,32 @@ impl Crawl<'_> {
                 };
                 url = next;
                 url.set_fragment(None);
+                if cached && self.cache.contains_key(&key(&url)) {
+                    return Ok(Reached::Cached(url));
+                }
                 continue;
             }
             if !(200..300).contains(&response.status) {
                 return Err(FetchFailure::Status(response.status));
             }
-            return Ok(Fetched {
+            return Ok(Reached::Fetched(Fetched {
                 url,
                 response,
                 redirected: redirects > 0,
-            });
+            }));
         }
         Err(FetchFailure::Other(format!(
             "more than {MAX_REDIRECTS} redirects"
         )))
     }
+}
+
+/// Where a resource's redirects ended.
+pub(super) enum Reached {
+    /// A 2xx, requested.
+    Fetched(Fetched),
+    /// A URL (without a fragment) whose outcome the crawl's cache holds: not requested.
+    Cached(Url),
 }
 
 /// A fetch that ended in a 2xx.

@@ -2,9 +2,10 @@
 //! a page within `--max-files`, another origin's skipped, a stylesheet's references followed
 //! (its `@import`s to a bounded depth, the `url()`s of its rules by `styles.rs`).
 
-use super::redirects::Fetched;
+use super::redirects::{Fetched, Reached};
 use super::styles::Resolved;
 use super::{skipped, target, Crawl, Fetch, Outcome, PageWork};
+use crate::charset::{self, Charset};
 use crate::css;
 use crate::frontier::key;
 use crate::{Entry, File};
@@ -62,10 +63,13 @@ impl Crawl<'_> {
                 .push(skipped(url, "another origin: not fetched"));
             return;
         }
+        if work.on_page.contains(&format!("path {}", target(url))) {
+            return; // the file a redirect of the page's already led to: one request, listed once
+        }
         let outcome = match self.cache.get(&key(url)) {
             Some(o) => o.clone(),
             None => {
-                let o = self.fetch_resource(url, stylesheet);
+                let o = self.fetch_resource(url, stylesheet, work.charset);
                 self.cache.insert(key(url), o.clone());
                 o
             }
@@ -77,9 +81,19 @@ impl Crawl<'_> {
             }),
             Outcome::Got { file, css } => {
                 let path = file.path.clone();
-                // A redirect to a file the page already has: one request, not two.
-                if file.redirected_from.is_some() && !work.on_page.insert(format!("path {path}")) {
-                    return;
+                // A redirect to a file the page already has: one request, not two, and the
+                // entry it has says the redirect too.
+                if let Some(from) = &file.redirected_from {
+                    if !work.on_page.insert(format!("path {path}")) {
+                        for entry in &mut work.entries {
+                            if let Entry::File(f) = entry {
+                                if f.path == path && f.redirected_from.is_none() {
+                                    f.redirected_from = Some(from.clone());
+                                }
+                            }
+                        }
+                        return;
+                    }
                 }
                 work.on_page.insert(format!("path {path}"));
                 work.entries.push(Entry::File(file));
@@ -94,33 +108,62 @@ impl Crawl<'_> {
         }
     }
 
-    fn fetch_resource(&mut self, url: &Url, stylesheet: bool) -> Outcome {
-        match self.fetch(url) {
+    /// Fetches a resource once for the crawl; a stylesheet's text decoded as a browser decodes
+    /// it (`page`: the encoding of the page that named it first, when it names none).
+    fn fetch_resource(&mut self, url: &Url, stylesheet: bool, page: Charset) -> Outcome {
+        match self.fetch_once(url) {
             Err(e) => Outcome::Failed(e.reason()),
-            Ok(Fetched {
+            // Named directly before (or reached by another redirect): that response, now
+            // reached from here too.
+            Ok(Reached::Cached(end)) => match self.cache.get(&key(&end)).cloned() {
+                Some(Outcome::Got { file, css }) => Outcome::Got {
+                    file: File {
+                        redirected_from: Some(target(url)),
+                        ..file
+                    },
+                    css,
+                },
+                Some(failed) => failed,
+                None => Outcome::Failed(format!("redirected to {end}, lost from the cache")),
+            },
+            Ok(Reached::Fetched(Fetched {
                 url: final_url,
                 response: r,
                 redirected,
-            }) => {
+            })) => {
                 let css = match (&r.body, stylesheet || r.is_css()) {
                     // No page lists more than --max-files of them: no more are kept.
                     (Some(body), true) => Resolved::new(
-                        css::parse(&String::from_utf8_lossy(body), &self.env),
+                        css::parse(
+                            &charset::decode(body, &charset::css(body, r.charset.as_deref(), page)),
+                            &self.env,
+                        ),
                         &final_url,
                         self.opts.max_files,
                     ),
                     _ => Resolved::default(),
                 };
-                Outcome::Got {
-                    file: File {
-                        path: target(&final_url),
-                        bytes: r.bytes,
-                        content_type: r.content_type,
-                        redirected_from: redirected.then(|| target(url)),
-                        initiator: None,
-                    },
-                    css: Arc::new(css),
+                let file = File {
+                    path: target(&final_url),
+                    bytes: r.bytes,
+                    content_type: r.content_type,
+                    redirected_from: redirected.then(|| target(url)),
+                    initiator: None,
+                };
+                let css = Arc::new(css);
+                if redirected {
+                    // The file a redirect led to, named directly on a later page, is the same
+                    // response: not requested again.
+                    let direct = File {
+                        redirected_from: None,
+                        ..file.clone()
+                    };
+                    self.cache.entry(key(&final_url)).or_insert(Outcome::Got {
+                        file: direct,
+                        css: Arc::clone(&css),
+                    });
                 }
+                Outcome::Got { file, css }
             }
         }
     }

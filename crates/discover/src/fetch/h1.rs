@@ -74,6 +74,7 @@ pub(super) fn read_response(
     let response = Response {
         status: head.status,
         content_type: fields.content_type,
+        charset: fields.charset,
         location: fields.location,
         bytes,
         body: keep_text.then_some(body),

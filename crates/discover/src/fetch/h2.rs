@@ -161,6 +161,7 @@ impl H2 {
         let response = Response {
             status: c.status,
             content_type: c.fields.content_type.take(),
+            charset: c.fields.charset.take(),
             location: c.fields.location.take(),
             bytes: c.bytes,
             body,

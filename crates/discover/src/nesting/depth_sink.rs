@@ -23,6 +23,8 @@ pub(super) struct DepthSink<S: TreeSink> {
     pub(super) current: Cell<u32>,
     /// The last element that became the current node when placed.
     pub(super) last_opened: RefCell<Option<S::Handle>>,
+    /// Whether the tree builder has made the `<body>` (written or implied).
+    pub(super) body_opened: Cell<bool>,
 }
 
 impl<S: TreeSink> DepthSink<S>
@@ -35,6 +37,7 @@ where
             elements: RefCell::new(HashMap::new()),
             current: Cell::new(0),
             last_opened: RefCell::new(None),
+            body_opened: Cell::new(false),
         }
     }
 
@@ -99,7 +102,11 @@ where
         flags: ElementFlags,
     ) -> S::Handle {
         // A foreign element closing itself is opened and closed at once: `pop` says so.
-        let opens = &*name.ns != "http://www.w3.org/1999/xhtml" || !is_void(&name.local);
+        let html = &*name.ns == "http://www.w3.org/1999/xhtml";
+        let opens = !html || !is_void(&name.local);
+        if html && &*name.local == "body" {
+            self.body_opened.set(true);
+        }
         let node = self.inner.create_element(name, attrs, flags);
         self.elements.borrow_mut().insert(node.clone(), (0, opens));
         node

@@ -8,7 +8,9 @@ use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
 /// A server answering each request by `answer(path)`: the raw response bytes, or `None` to
-/// say nothing and hold the connection open.
+/// say nothing and hold the connection open. A path under `/slow/` has its head sent and never
+/// its body: the connection is held until the client closes it (a minute at most), so the
+/// response is certainly still coming whatever the client does meanwhile.
 pub fn serve(answer: fn(&str) -> Option<Vec<u8>>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
@@ -30,6 +32,19 @@ fn connection(mut conn: TcpStream, answer: fn(&str) -> Option<Vec<u8>>) {
             have.drain(..end + 4);
             let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
             match answer(&path) {
+                // The head, never the body: a response still coming until the client goes.
+                Some(bytes) if path.starts_with("/slow/") => {
+                    let head = bytes
+                        .windows(4)
+                        .position(|w| w == b"\r\n\r\n")
+                        .map_or(0, |e| e + 4);
+                    if conn.write_all(&bytes[..head]).is_err() {
+                        return;
+                    }
+                    let _ = conn.set_read_timeout(Some(Duration::from_secs(60)));
+                    while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+                    return;
+                }
                 Some(bytes) => {
                     // A short body is only short once the server closes.
                     if conn.write_all(&bytes).is_err() || path == "/short.png" {

@@ -109,26 +109,24 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     finish(&result, load, server_profile.as_ref(), None)
 }
 
-/// At most one result on stdout (`-`), and every file one can be written: checked before the
-/// run, so that a long run is never lost to a typo in an output's path.
+/// At most one result on stdout (`-`), no file written by two outputs (the last would overwrite
+/// the other), and every file one can be written: checked before the run, so that a long run
+/// is never lost to a typo in an output's path.
 pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
-    let outputs = [
+    super::check_outputs(&[
         ("--json", load.json.as_deref()),
         ("--log", load.log.as_deref()),
         ("--html", load.html.as_deref()),
-    ];
-    super::one_stdout(outputs)?;
-    for (flag, path) in outputs {
-        if let Some(path) = path.filter(|p| !output::is_stdout(p)) {
-            output::check_writable(path).map_err(|e| anyhow::anyhow!("{flag} {e}"))?;
-        }
-    }
-    Ok(())
+    ])
 }
 
 /// `--pipeline` is HTTP/1.1's: it goes with `--http 1.1` (the default), not another version.
 pub fn check_pipeline(load: &LoadArgs) -> anyhow::Result<()> {
     match (load.pipeline, load.http) {
+        // Without N is a page's files at once; an N of 0 is no depth at all.
+        (Some(Some(0)), _) => {
+            bail!("--pipeline 0: requests in flight per connection must be 1 to 1000 (--pipeline alone writes each page's files at once)")
+        }
         (Some(_), HttpArg::Http10) => {
             bail!("--pipeline needs --http 1.1: HTTP/1.0 closes the connection after each response")
         }
@@ -319,7 +317,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         (None, HttpArg::Http3) => HttpMode::Http3,
     };
     // `--pipeline N` and `--streams N` are the same knob: requests in flight per connection.
-    let streams = load.pipeline.filter(|&n| n > 0).or(load.streams);
+    let streams = load.pipeline.flatten().or(load.streams);
     BenchConfig {
         concurrency: clients,
         threads,

@@ -19,8 +19,12 @@ use std::time::Duration;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-fn duration(text: &str) -> Result<Duration, String> {
-    crate::duration::parse(text)
+/// As the load options': a bare number is seconds; a wait of 0 (`0`, `0s`) is refused.
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match crate::duration::parse_or_seconds(text)? {
+        d if d.is_zero() => Err("must be longer than 0".into()),
+        d => Ok(d),
+    }
 }
 
 /// `NAME=URL`, or a URL alone (as `flint bench` takes it), named by what follows its scheme
@@ -75,8 +79,9 @@ pub struct CompareFlags {
     #[arg(long, value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
-    /// How long a --serve command has to accept a connection.
-    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "10s")]
+    /// How long a --serve command has to accept a connection (a bare number is seconds; not
+    /// 0).
+    #[arg(long, value_name = "DUR", value_parser = positive_duration, default_value = "10s")]
     pub serve_timeout: Duration,
     /// Generate every round's load from these client hosts, as flint bench --hosts does
     /// (docs/hosts.md); a round that loses a host fails.
@@ -180,6 +185,10 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         bail!("--threshold is not supported by compare (it judges one run): use flint bench --threshold");
     }
     super::bench::check_pipeline(load)?;
+    super::check_outputs(&[
+        ("--json", load.json.as_deref()),
+        ("--html", load.html.as_deref()),
+    ])?;
     let targets = servers
         .into_iter()
         .map(|s| match s {

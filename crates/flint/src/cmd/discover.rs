@@ -19,7 +19,7 @@ use std::time::Duration;
 pub struct DiscoverArgs {
     /// The page to start from (http:// or https://); its origin is the site crawled.
     pub url: Option<String>,
-    /// Where to write the workload TOML (`-`: stdout).
+    /// Where to write the workload TOML (`-`: stdout); checked before the first request.
     #[arg(short = 'o', long, value_name = "FILE", default_value = "-")]
     pub output: PathBuf,
     /// Follow links this many steps from the start page (0: the start page alone).
@@ -51,7 +51,7 @@ pub struct DiscoverArgs {
     /// A resource larger than this (bytes; K, M, G suffixes of 1024) is left out, with a comment.
     #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = parse_size)]
     pub max_size: u64,
-    /// Give up on one resource (connect, send, receive) after this long.
+    /// Give up on one resource (connect, send, receive) after this long (above 0).
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::duration::parse)]
     pub timeout: Duration,
     /// Weigh pages by this access log (Common or Combined Log Format; gzip accepted): each
@@ -140,6 +140,13 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     }
     if args.browser && args.page_timeout.is_zero() {
         anyhow::bail!("--page-timeout must be above 0");
+    }
+    if args.timeout.is_zero() {
+        anyhow::bail!("--timeout must be above 0");
+    }
+    // Found before the first request: a crawl whose workload cannot be written is lost.
+    if !output::is_stdout(&args.output) {
+        output::check_writable(&args.output).map_err(|e| anyhow::anyhow!("-o {e}"))?;
     }
     // Found before anything starts: without Chromium, a usage error.
     let browser = if args.browser {
@@ -341,7 +348,49 @@ fn report_log(c: &Counts, path: &std::path::Path) {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{discover, parse_size, DiscoverArgs};
+    use crate::exit::{status_of, Status};
+    use clap::Parser;
+    use std::net::TcpListener;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: DiscoverArgs,
+    }
+
+    /// A site that never answers, and whether anything connected to it.
+    fn silent_site() -> (TcpListener, String) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        (listener, url)
+    }
+
+    fn usage_error_before_any_request(argv: &[&str], says: &str) {
+        let (site, url) = silent_site();
+        let argv = ["discover", url.as_str()]
+            .into_iter()
+            .chain(argv.iter().copied());
+        let err = discover(Cli::parse_from(argv).args).expect_err("refused");
+        assert_eq!(status_of(&err), Status::Usage, "{err:#}");
+        assert!(format!("{err:#}").contains(says), "{err:#}");
+        // Every connection the crawl made is queued on the listener: none was.
+        assert!(site.accept().is_err(), "a request was sent");
+    }
+
+    #[test]
+    fn an_output_that_cannot_be_written_is_refused_before_any_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("no-such-dir/w.toml");
+        let out = out.to_str().unwrap();
+        usage_error_before_any_request(&["-o", out, "--timeout", "1s"], "cannot write there");
+    }
+
+    #[test]
+    fn a_zero_timeout_is_refused() {
+        usage_error_before_any_request(&["--timeout", "0s"], "--timeout must be above 0");
+    }
 
     #[test]
     fn sizes() {

@@ -19,16 +19,18 @@ use std::time::Duration;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
+/// `-d` and `--warmup`: a bare number is seconds, as in `flint run` and `flint bench`.
 fn duration(text: &str) -> Result<Duration, String> {
-    crate::duration::parse(text)
+    crate::duration::parse_or_seconds(text)
 }
 
-/// A round trip: `0` or a duration (`10ms`), at most 10 s.
+/// A round trip: `0` or a duration with its unit (`10ms`), at most 10 s: a bare `10` is refused
+/// with `10ms` as the hint, a round trip in seconds being what nobody means.
 fn rtt(text: &str) -> Result<Duration, String> {
     if text.trim() == "0" {
         return Ok(Duration::ZERO);
     }
-    let d = crate::duration::parse(text)?;
+    let d = crate::duration::parse_hinting(text, "ms")?;
     if d > Duration::from_secs(10) {
         return Err(format!("`{text}`: a round trip of at most 10s"));
     }
@@ -104,10 +106,10 @@ pub struct LabArgs {
     /// Which experiment (docs/lab.md).
     #[arg(value_enum)]
     pub experiment: ExperimentArg,
-    /// Length of each measurement, after its warm-up.
+    /// Length of each measurement, after its warm-up (a bare number is seconds).
     #[arg(short, long, value_name = "DUR", value_parser = duration, default_value = "2s")]
     pub duration: Duration,
-    /// Warm-up before each measurement (not counted).
+    /// Warm-up before each measurement, not counted (a bare number is seconds).
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "500ms")]
     pub warmup: Duration,
     /// Servers, comma-separated: flint, nginx, apache-prefork, apache-event, lighttpd, h2o,
@@ -228,6 +230,11 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
     if opts.duration.is_zero() {
         anyhow::bail!("the duration must be positive");
     }
+    // Before the experiment (`lab all` takes about 18 minutes), not after it.
+    super::check_outputs(&[
+        ("--json", args.json.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
     let experiment = Experiment::from(args.experiment);
     left_out(args, experiment)?;
     let runs = opts.runs(experiment);
@@ -299,7 +306,38 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
         eprintln!("flint lab: no server could be measured (see the notes above)");
         return Ok(ExitCode::from(1));
     }
+    // A measurement without one response: its row says so (no figures), and so does this note,
+    // for the eye that reads only the end.
+    let empty: Vec<String> = (report.results.iter())
+        .filter(|r| r.measured_nothing())
+        .map(row_name)
+        .collect();
+    if !empty.is_empty() {
+        output::error_line(&format!(
+            "flint lab: note: {} measurement{} measured nothing (not one response): {}",
+            empty.len(),
+            if empty.len() == 1 { "" } else { "s" },
+            empty.join("; ")
+        ));
+    }
+    if !report.results.iter().any(|r| r.measured()) {
+        output::error_line("flint lab: nothing was measured (see the notes above)");
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `flint sizes 5120 B`, `nginx dynamic php-cgi db`, `flint tls ecdsa-p256 full`: which measurement a row
+/// is, in a few words.
+fn row_name(row: &lab_experiments::ResultRow) -> String {
+    let mut words = vec![row.server.clone(), row.experiment.clone()];
+    words.extend(row.certificate.clone());
+    words.extend(row.handshake.clone());
+    words.extend(row.page_mode.clone());
+    words.extend(row.deployment.clone());
+    words.extend(row.test_type.clone());
+    words.extend(row.size_bytes.map(|b| format!("{b} B")));
+    words.join(" ")
 }
 
 /// Drops the repeats of a list named on the command line (`json,db,json`), keeping the first

@@ -42,6 +42,34 @@ pub fn write_outputs(
     Ok(())
 }
 
+/// Checks the result files of a command before anything starts (exit 2, as any bad usage): at
+/// most one of them is stdout, no two name one file, and every other one can be written. A run of minutes (`flint lab
+/// all`, a `flint compare` of many rounds) must not end by finding that its result has nowhere
+/// to go.
+pub fn check_outputs(outputs: &[(&'static str, Option<&Path>)]) -> anyhow::Result<()> {
+    one_stdout(outputs.iter().copied())?;
+    let mut files: Vec<(&str, &Path, std::path::PathBuf)> = Vec::new();
+    for &(flag, path) in outputs {
+        if let Some(path) = path.filter(|p| !output::is_stdout(p)) {
+            output::check_writable(path).map_err(|e| anyhow::anyhow!("{flag} {e}"))?;
+            let file = output::canonical(path);
+            // One file by its path, or (hard links) by its inode: the last output written
+            // would overwrite the other.
+            let same = files
+                .iter()
+                .find(|(_, p, f)| *f == file || output::same_existing_file(p, path));
+            if let Some((other, _, _)) = same {
+                anyhow::bail!(
+                    "{other} and {flag} both write {}: give each its own file",
+                    path.display()
+                );
+            }
+            files.push((flag, path, file));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses two results bound for stdout at once: they would interleave.
 pub fn one_stdout<'a>(
     outputs: impl IntoIterator<Item = (&'static str, Option<&'a Path>)>,

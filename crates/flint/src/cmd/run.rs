@@ -7,7 +7,7 @@
 
 use super::bench::{
     check_outputs, check_pipeline, check_tls_options, finish, install_stop_handler, prepare,
-    run_error, LoadArgs, ReportArg,
+    run_error, HttpArg, LoadArgs, ReportArg,
 };
 use super::fileset::MixArg;
 use anyhow::Context;
@@ -62,6 +62,13 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     }
 
     let mut load = args.load;
+    // The embedded server serves what `--tls` says; refused here, before it starts.
+    if load.http == HttpArg::Http3 && load.tls.is_none() {
+        anyhow::bail!(
+            "--http 3 needs --tls: HTTP/3 runs over QUIC, which is always encrypted \
+             (`flint run --tls --http 3` serves it with a throwaway certificate)"
+        );
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if load.threads.is_none() {
         load.threads = Some(cores.saturating_sub(cores / 2).max(1));

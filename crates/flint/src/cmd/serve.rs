@@ -197,14 +197,26 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The TCP connections by protocol, adding up to the accepted: a connection closed before it
+/// chose one (it sent nothing, or too little to tell, or its TLS handshake did not finish) is
+/// in neither protocol and named apart when there are any.
+fn by_protocol(stats: &ServerStats) -> String {
+    let (h1, h2) = (stats.http1_connections, stats.http2_connections);
+    let mut s = format!("{h1} HTTP/1.x, {h2} HTTP/2");
+    let undecided = stats.accepted.saturating_sub(h1 + h2);
+    if undecided > 0 {
+        s += &format!(", {undecided} closed before choosing one");
+    }
+    s
+}
+
 /// What the server did, told once it stopped: the totals, then a line for each part that ran.
 fn print_stopped(stats: &ServerStats) {
     status!(
-        "stopped after {} requests on {} connections ({} HTTP/1.x, {} HTTP/2) and {} QUIC connections ({} HTTP/3 requests)",
+        "stopped after {} requests on {} connections ({}) and {} QUIC connections ({} HTTP/3 requests)",
         stats.requests,
         stats.accepted,
-        stats.http1_connections,
-        stats.http2_connections,
+        by_protocol(stats),
         stats.http3_connections,
         stats.http3_requests,
     );

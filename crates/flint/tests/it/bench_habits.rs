@@ -183,6 +183,71 @@ fn outputs_that_cannot_be_written_are_refused_before_the_run() {
 }
 
 #[test]
+fn two_outputs_naming_one_file_are_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out");
+    let same = dir.path().join(".").join("out");
+    let (file, same) = (file.to_str().unwrap(), same.to_str().unwrap());
+    // Outputs are checked in the order --json, --log, --html: the second of a pair is named
+    // with its path as written.
+    for (a, b, said) in [
+        (
+            "--log",
+            "--json",
+            format!("--json and --log both write {file}"),
+        ),
+        (
+            "--json",
+            "--html",
+            format!("--json and --html both write {same}"),
+        ),
+        (
+            "--html",
+            "--log",
+            format!("--log and --html both write {file}"),
+        ),
+    ] {
+        // Port 9 refuses: had the run started, it would fail with exit 1, not 2.
+        let out = bench(&["http://127.0.0.1:9/", "-d", "10m", a, file, b, same]);
+        refused(&out, &format!("{said}: give each its own file"));
+    }
+}
+
+#[test]
+fn rates_and_depths_the_run_cannot_hold_are_refused_before_it() {
+    // Port 9 refuses: had the run started, it would fail with exit 1, not 2 (or, at 1e-300
+    // pages/s, wait for its second page for ever).
+    let url = "http://127.0.0.1:9/";
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["-d", "1s", "-c", "4", "--rate", "1e20"],
+            "the rate 1e20 pages/s is more than 4 Webchildren (-c) can be given",
+        ),
+        (
+            &["-n", "2", "-c", "1", "--rate", "1e-300"],
+            "the rate 1e-300 pages/s for 2 pages over 1 Webchildren is due over more than 1e9 s",
+        ),
+        (
+            &["-n", "1", "--pipeline", "0"],
+            "--pipeline 0: requests in flight per connection must be 1 to 1000",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = bench(&[&[url], args].concat());
+        refused(&out, said);
+    }
+}
+
+#[test]
+fn a_run_length_out_of_range_is_said_to_be_for_d_as_for_duration() {
+    for flag in ["-d", "--duration"] {
+        let out = bench(&["http://127.0.0.1:9/", flag, "400000h"]);
+        refused(&out, "`400000h` is out of range");
+        assert!(!text(&out).1.contains("--body"), "{}", text(&out).1);
+    }
+}
+
+#[test]
 fn a_url_prints_the_summary_alone_and_a_workload_the_webstone_report_too() {
     let (dir, server) = served();
     let url = format!("http://{}/a.html", server.addr);

@@ -96,6 +96,43 @@ fn nginx_logs_200_pipelined_requests_written_in_batches() {
 }
 
 #[test]
+fn nginx_closing_after_3_requests_logs_requests_plus_unfinished_exactly() {
+    // `keepalive_requests 3` under `--pipeline 4`: every connection ends with `Connection:
+    // close` and requests written behind it, which nginx never processes: they are sent
+    // again, and its log holds every request counted or unfinished, no more.
+    let dir = site();
+    let nginx = PeerServer::start("nginx", dir.path(), |port, log| {
+        let d = dir.path();
+        let server = format!("listen 127.0.0.1:{port}; keepalive_requests 3;");
+        nginx(d, port, log, "", &server)
+    });
+    let url = format!("http://127.0.0.1:{}/one.txt", nginx.addr.port());
+    let json = dir.path().join("bench.json");
+    let out = run_bounded(
+        flint()
+            .args(["bench", &url, "--pipeline", "4", "-c", "4", "-d", "1s"])
+            .args(["-q", "--report", "none", "--json"])
+            .arg(&json),
+        Duration::from_secs(60),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let s = &json["summary"];
+    let count = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("{k}: {s}"));
+    let expected = (count("requests") + count("unfinished")) as usize;
+    let lines = nginx.logged(expected);
+    println!("nginx logged {}: {s}", lines.len());
+    assert_eq!(count("errors"), 0, "{s}");
+    assert!(count("requests") > 30, "{s}");
+    assert!(count("pipeline_resent") > 0, "{s}");
+    assert_eq!(lines.len(), expected, "{s}");
+}
+
+#[test]
 fn pipeline_is_http_1_1s() {
     for (http, says) in [("1.0", "--http 1.1"), ("2", "--streams N")] {
         let out = run_bounded(

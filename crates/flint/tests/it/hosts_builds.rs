@@ -12,13 +12,17 @@ use std::time::Duration;
 
 /// Runs `-c 1 -d 1s` on one host `other` started by `template`; its exit code and stderr.
 fn run_with(template: &str) -> (Option<i32>, String) {
+    run_on("other", "1", template)
+}
+
+/// Runs `-c c -d 1s` on `hosts` started by `template`, expecting it not to start: its exit
+/// code and stderr.
+fn run_on(hosts: &str, c: &str, template: &str) -> (Option<i32>, String) {
     let (dir, server) = server();
     let out = run_bounded(
         &mut bench(
             &server,
-            &[
-                "-c", "1", "-d", "1s", "--hosts", "other", "--launch", template,
-            ],
+            &["-c", c, "-d", "1s", "--hosts", hosts, "--launch", template],
         ),
         LIMIT,
     );
@@ -81,4 +85,94 @@ fn a_hello_of_another_protocol_version_is_refused_by_its_versions_whatever_its_f
          {PROTOCOL_VERSION} (flint {FLINT_VERSION})"
     );
     assert!(stderr.contains(&reason), "{stderr}");
+}
+
+/// The real worker, with `garbage` written into its channel as its line `n` (sed, unbuffered,
+/// inserts it before the worker's own line `n`).
+fn worker_saying_at(n: u32, garbage: &str) -> String {
+    format!("{} worker | sed -u '{n}i {garbage}'", exe())
+}
+
+#[test]
+fn a_line_that_is_not_json_during_the_clock_probes_means_the_run_does_not_start() {
+    // Line 1 the hello, line 2 READY, line 3 would be the first pong: the garbage comes among
+    // the pongs.
+    let (code, stderr) = run_with(&worker_saying_at(3, "garbage"));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the run did not start: other: during the clock probes it said line 3 of its \
+             channel, not a message (expected value at column 1): \"garbage\""
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_line_that_is_not_json_during_the_run_loses_the_host_naming_the_channels_line() {
+    let (dir, server) = server();
+    let json = dir.path().join("r.json");
+    // The hello, READY, eight pongs, one line of the run: the garbage is line 12.
+    let template = format!(
+        "if [ {{host}} = b ]; then {}; else exec {} worker; fi",
+        worker_saying_at(12, "garbage"),
+        exe()
+    );
+    let out = run_bounded(
+        bench(&server, &["-c", "2", "-d", "3s", "--hosts", "a,b"]).args([
+            "--launch",
+            &template,
+            "--json",
+            json.to_str().unwrap(),
+        ]),
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc = hosts_support::read_json(&json);
+    let hosts = doc["hosts"].as_array().unwrap();
+    assert_eq!(hosts[0]["status"], "ok", "{stderr}");
+    assert_eq!(hosts[1]["status"], "lost", "{stderr}");
+    let reason = hosts[1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("line 12 of its channel, not a message (expected value at column 1)"),
+        "{reason}"
+    );
+    assert!(!reason.contains("line 1 column"), "{reason}");
+}
+
+#[test]
+fn a_ready_host_saying_what_is_not_json_while_another_starts_means_the_run_does_not_start() {
+    // b says READY (its line 2), then garbage at once (sed appends it after line 2), then
+    // marks that it has; a starts only then, so b's line comes while a is still starting.
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("said");
+    let mark = mark.to_str().unwrap();
+    let template = format!(
+        "if [ {{host}} = b ]; then {exe} worker | sed -u '2a garbage' | while IFS= read -r l; do \
+         printf '%s\\n' \"$l\"; [ \"$l\" = garbage ] && touch {mark}; done; else \
+         while [ ! -e {mark} ]; do sleep 0.05; done; exec {exe} worker; fi",
+        exe = exe()
+    );
+    let (code, stderr) = run_on("a,b", "2", &template);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "b: while the other hosts started it said line 3 of its channel, not a message \
+             (expected value at column 1): \"garbage\""
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_host_that_answers_no_clock_probe_fails_and_the_run_does_not_start() {
+    // The hello and READY get through; sed drops every line after them, the pongs too.
+    let template = format!("{} worker | sed -u '3,$d'", exe());
+    let (code, stderr) = run_with(&template);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("other: no answer to clock probe 1 of 8 within 5 s"),
+        "{stderr}"
+    );
 }

@@ -147,3 +147,34 @@ fn a_log_to_stdout_is_refused_on_many_hosts() {
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
+
+#[test]
+fn hosts_given_no_page_of_a_page_count_are_not_warned_of_a_late_start() {
+    let (dir, server) = server();
+    let json = dir.path().join("r.json");
+    let template = local_launch();
+    // One page over three hosts of one Webchild each: b's and c's have nothing to send.
+    let out = run_bounded(
+        bench(&server, &["-n", "1", "-c", "3", "--hosts", "a,b,c"]).args([
+            "--launch",
+            &template,
+            "--json",
+            json.to_str().unwrap(),
+        ]),
+        LIMIT,
+    );
+    let (_, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    // a's start may well be late for a window of one page (a few ms): b and c had none.
+    assert!(!stderr.contains("Warning: b:"), "{stderr}");
+    assert!(!stderr.contains("Warning: c:"), "{stderr}");
+    let doc = read_json(&json);
+    let hosts = doc["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 3);
+    assert_eq!(hosts[0]["requests"], 1, "{}", hosts[0]);
+    for h in &hosts[1..] {
+        assert_eq!(h["requests"], 0, "{h}");
+        assert!(h["warning"].is_null(), "{h}");
+    }
+    assert_eq!(served(dir.path(), 1), 1);
+}

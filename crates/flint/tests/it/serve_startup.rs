@@ -489,3 +489,73 @@ fn basic_auth_protects_its_prefix_in_its_realm_and_the_exit_summary_counts_it() 
         "{rest:?}"
     );
 }
+
+#[test]
+fn the_exit_summary_s_connections_by_protocol_add_up() {
+    // A connection that sends nothing is in no protocol: the line names it apart, so its
+    // parts add up to the connections accepted.
+    let root = tempfile::tempdir().unwrap();
+    site(root.path(), "one");
+    let child = flint()
+        .args(["serve", root.path().to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "-t", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn flint serve");
+    let mut server = Server {
+        addr: String::new(),
+        child,
+    };
+    let stderr = server.child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let banner = rx.recv_timeout(WAIT).expect("banner");
+    server.addr = banner
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("address")
+        .to_string();
+    // Accepted before the GET's connection (one listener, one thread, in order).
+    let addr: SocketAddr = server.addr.parse().unwrap();
+    drop(TcpStream::connect_timeout(&addr, WAIT).expect("connect"));
+    assert_eq!(get(&server.addr, "/who"), (200, "one".into()));
+    assert!(terminate(&mut server).success());
+    let mut rest = Vec::new();
+    while let Ok(line) = rx.recv_timeout(WAIT) {
+        rest.push(line);
+    }
+    let line = rest
+        .iter()
+        .find(|l| l.contains("stopped after"))
+        .unwrap_or_else(|| panic!("no summary: {rest:?}"));
+    assert!(
+        line.contains("on 2 connections (1 HTTP/1.x, 0 HTTP/2, 1 closed before choosing one)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn more_threads_than_the_open_file_limit_holds_names_the_threads() {
+    // Under a hard limit of 40 open files, 64 threads' listening sockets cannot all open: the
+    // line names the thread count and the limit, not the address (port 0 did not fail).
+    let dir = tempfile::tempdir().unwrap();
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c")
+        .arg(r#"ulimit -n 40 && exec "$0" serve "$1" --listen 127.0.0.1:0 -t 64"#)
+        .arg(env!("CARGO_BIN_EXE_flint"))
+        .arg(dir.path());
+    let out = run_bounded(&mut sh, WAIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("64 threads need more open files than this process may have"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cannot listen on"), "{stderr}");
+}

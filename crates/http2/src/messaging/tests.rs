@@ -186,22 +186,27 @@ fn a_request_needs_its_pseudo_headers() {
 
 #[test]
 fn paths_of_http_requests_start_with_a_slash() {
-    let req = |method: &'static [u8], scheme: &'static [u8], path: &'static [u8]| {
-        block(
-            &[
-                (b":method", method),
-                (b":scheme", scheme),
-                (b":path", path),
-                (b"host", b"a"),
-            ],
-            true,
-        )
-        .1
+    // (block accepted, request malformed): a path that is not origin-form resets its stream
+    // (RFC 9113 8.3.1, 8.1.1); the connection goes on.
+    let req = |method: &'static [u8], scheme: &'static [u8], path: &'static [u8], end: bool| {
+        let mut m = Messaging::new(true);
+        let fields: [(&[u8], &[u8]); 4] = [
+            (b":method", method),
+            (b":scheme", scheme),
+            (b":path", path),
+            (b"host", b"a"),
+        ];
+        let (_, accepted) = request(&mut m, 1, &fields, end);
+        (accepted, m.malformed(), m.open.len())
     };
-    assert!(!req(b"GET", b"http", b"a"));
-    assert!(!req(b"GET", b"HTTPS", b"*"));
-    assert!(req(b"OPTIONS", b"https", b"*"));
-    assert!(req(b"GET", b"ftp", b"a"));
+    assert_eq!(req(b"GET", b"http", b"a", true), (true, true, 0));
+    assert_eq!(req(b"GET", b"http", b"http://h/a", true), (true, true, 0));
+    assert_eq!(req(b"GET", b"HTTPS", b"*", true), (true, true, 0));
+    // A body follows a malformed request: no entry is kept for it.
+    assert_eq!(req(b"POST", b"https", b"a", false), (true, true, 0));
+    assert_eq!(req(b"OPTIONS", b"https", b"*", true), (true, false, 0));
+    assert_eq!(req(b"GET", b"ftp", b"a", true), (true, false, 0));
+    assert_eq!(req(b"POST", b"http", b"/a", false), (true, false, 1));
 }
 
 #[test]

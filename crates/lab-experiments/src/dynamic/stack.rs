@@ -15,7 +15,8 @@
 //! SIGCHLD (fcgiwrap: the kernel reaps them and their times are discarded).
 
 use super::cgroup::Cgroup;
-use super::deployment::{unsupported, Deployment, Shared, FLINT_CGI_MOUNT, FLINT_FASTCGI_MOUNT};
+use super::deployment::{unsupported, Deployment, Shared};
+use super::flint_serve::{flint_serve_args, FlintServe};
 use super::php::fpm_args;
 use super::servers::{self, apache_args, apache_mpm, APACHE_CLIENTS};
 use super::tiers::{Source, Tiers};
@@ -67,6 +68,10 @@ struct Cgroups {
 
 /// From SIGTERM to SIGKILL when a process is stopped.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The longest one readiness connect may take (as lab-peers' own probes): refused at once
+/// while nothing listens, this only bounds a listener whose accept queue is full.
+const CONNECT_PROBE: Duration = Duration::from_millis(200);
 /// How long a process may take to accept connections.
 const READY: Duration = Duration::from_secs(20);
 
@@ -312,29 +317,14 @@ impl Stack {
                     conf.into(),
                 ]
             } else {
-                let mut args: Vec<OsString> = vec![
-                    "serve".into(),
-                    shared.root.clone().into(),
-                    "--listen".into(),
-                    addr.to_string().into(),
-                    "--threads".into(),
-                    "1".into(),
-                    "--cgi".into(),
-                    format!("{FLINT_CGI_MOUNT}={}", shared.cgi_dir.display()).into(),
-                    "--fastcgi".into(),
-                    format!("{FLINT_FASTCGI_MOUNT}=unix:{}", socket.display()).into(),
-                ];
-                if fpm.is_some() {
-                    args.push("--fastcgi".into());
-                    let mount = format!("/{}/=unix:{}", php::FPM_DIR, fpm_socket.display());
-                    args.push(mount.into());
-                }
-                if http.is_some() {
-                    args.push("--proxy".into());
-                    let mount = format!("{}/=unix:{}", deploy::PROXY_PREFIX, http_socket.display());
-                    args.push(mount.into());
-                }
-                args
+                flint_serve_args(&FlintServe {
+                    root: &shared.root,
+                    addr,
+                    cgi_dir: &shared.cgi_dir,
+                    fastcgi: &socket,
+                    php_fpm: fpm.as_ref().map(|_| &*fpm_socket),
+                    proxy: http.as_ref().map(|_| &*http_socket),
+                })
             };
             let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
             // Caddy's homes in its directory: nothing of a run left in the user's.
@@ -365,7 +355,12 @@ impl Stack {
                 }
             };
             match ready(&mut web, kind.name(), log, || {
-                pid_listening_on(port) == Some(pid) && settled(pid)
+                // A connect first: refused at once while nothing listens, it spares reading
+                // /proc/net/tcp at every poll; bounded, as a full accept queue would hold a
+                // bare connect for the kernel's SYN retries (about two minutes).
+                std::net::TcpStream::connect_timeout(&addr, CONNECT_PROBE).is_ok()
+                    && pid_listening_on(port) == Some(pid)
+                    && settled(pid)
             }) {
                 Ok(()) => break (web, addr, pid),
                 Err(_) if attempt < 3 && web.exited().is_some() => attempt += 1,
@@ -509,6 +504,7 @@ fn ready(
     mut ok: impl FnMut() -> bool,
 ) -> Result<(), String> {
     let deadline = Instant::now() + READY;
+    let mut backoff = lab_process::Backoff::new();
     loop {
         if ok() {
             return Ok(());
@@ -522,6 +518,6 @@ fn ready(
                 log_tail(log)
             ));
         }
-        std::thread::sleep(lab_process::POLL);
+        backoff.pause(deadline);
     }
 }

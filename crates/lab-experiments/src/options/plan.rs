@@ -15,6 +15,15 @@ impl LabOptions {
             .collect()
     }
 
+    /// The servers of the run measured in at least one part of `experiment`, in order.
+    pub(crate) fn servers_in(&self, experiment: Experiment) -> Vec<PeerKind> {
+        self.servers
+            .iter()
+            .copied()
+            .filter(|&k| (experiment.parts().iter()).any(|&p| Self::left_out(k, p).is_none()))
+            .collect()
+    }
+
     /// Why `kind` is not measured in `experiment` (a single one), when it is not.
     pub fn left_out(kind: PeerKind, experiment: Experiment) -> Option<&'static str> {
         match experiment {
@@ -108,6 +117,23 @@ impl LabOptions {
 mod tests {
     use super::*;
     use crate::PageMode;
+
+    #[test]
+    fn a_run_lists_only_the_servers_its_experiment_measures() {
+        let opts = LabOptions::new(None);
+        let sizes = opts.servers_in(Experiment::Sizes);
+        assert!(sizes.contains(&PeerKind::Nginx) && sizes.contains(&PeerKind::Flint));
+        for absent in [PeerKind::H2o, PeerKind::Caddy] {
+            assert!(opts.servers.contains(&absent) && !sizes.contains(&absent));
+        }
+        assert_eq!(
+            opts.servers_in(Experiment::Sizes),
+            opts.servers_for(Experiment::Sizes)
+        );
+        assert_eq!(opts.servers_in(Experiment::All), opts.servers);
+        let digest = opts.servers_in(Experiment::Digest);
+        assert!(digest.iter().all(|k| k.supports_digest()), "{digest:?}");
+    }
 
     #[test]
     fn pages_not_the_duration_make_the_syscalls_estimate() {

@@ -2,7 +2,7 @@
 //! per server (IO-Lite's figure 3), syscalls per request per server and mode (the Jigsaw truss
 //! notes), and whatever else a lab file holds (the digest experiment), as a plain table.
 
-use super::lab_rows::{distinct, experiment_of, results, server};
+use super::lab_rows::{distinct, experiment_of, no_figures, no_figures_note, results, server};
 use super::{benches, labs, series_name};
 use crate::chart::{Axis, BarChart, BarSeries, LineChart, Series, Ticks};
 use crate::html::{figures, grouped_table, table, Col, Page};
@@ -44,22 +44,24 @@ pub fn sizes(page: &mut Page, inputs: &[Input<'_>]) -> String {
         };
         let keys = distinct(rs.iter().map(|r| server(r)));
         let mut names: Vec<String> = Vec::new();
+        // Each line's server and mode, for the sizes it has a row without figures at (n/a).
+        let mut lines: Vec<(&str, &str)> = Vec::new();
         for srv in &keys {
             for m in &modes {
                 let mut pts: Vec<(f64, f64, bool)> = rs
                     .iter()
-                    .filter(|r| server(r) == *srv && mode(r) == *m)
+                    .filter(|r| server(r) == *srv && mode(r) == *m && r.has_figures())
                     .filter_map(|r| {
                         Some((r.size_bytes? as f64, r.bytes_per_s / 1e6, r.client_limited))
                     })
                     .collect();
-                if pts.is_empty() {
+                let Some(probe) = rs.iter().find(|r| server(r) == *srv && mode(r) == *m) else {
                     continue;
-                }
+                };
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let probe = rs.iter().find(|r| server(r) == *srv && mode(r) == *m);
-                let name = probe.map(|r| key(r)).unwrap_or_default();
+                let name = key(probe);
                 names.push(name.clone());
+                lines.push((srv, m));
                 series.push((series_name(inputs, input, &name), pts));
             }
         }
@@ -78,10 +80,20 @@ pub fn sizes(page: &mut Page, inputs: &[Input<'_>]) -> String {
             .iter()
             .map(|&size| {
                 let mut row = vec![text::bytes(size)];
-                for (_, pts) in &series[first..] {
-                    row.push(pts.iter().find(|p| p.0 == size).map_or("–".into(), |p| {
-                        format!("{}{}", text::num(p.1), if p.2 { "†" } else { "" })
-                    }));
+                for ((_, pts), (srv, m)) in series[first..].iter().zip(&lines) {
+                    let without = || {
+                        rs.iter().any(|r| {
+                            server(r) == *srv
+                                && mode(r) == *m
+                                && r.size_bytes == Some(size as u64)
+                                && !r.has_figures()
+                        })
+                    };
+                    row.push(match pts.iter().find(|p| p.0 == size) {
+                        Some(p) => format!("{}{}", text::num(p.1), if p.2 { "†" } else { "" }),
+                        None if without() => "n/a".into(),
+                        None => "–".into(),
+                    });
                 }
                 row
             })
@@ -92,6 +104,13 @@ pub fn sizes(page: &mut Page, inputs: &[Input<'_>]) -> String {
             esc(&input.label),
             table(&cols, &rows, "sizes")
         );
+        tables.push_str(&no_figures_note(rs.iter().copied(), |r| {
+            format!(
+                "{} {}",
+                key(r),
+                text::bytes(r.size_bytes.unwrap_or(0) as f64)
+            )
+        }));
         if rs.iter().any(|r| r.client_limited) {
             tables.push_str(LIMITED_NOTE);
         }
@@ -384,17 +403,25 @@ pub fn others(inputs: &[Input<'_>]) -> String {
         {
             let rows: Vec<Vec<String>> = results(lab, exp)
                 .map(|r| {
-                    vec![
+                    let mut cells = vec![
                         esc(server(r)),
                         esc(mode(r)),
                         r.size_bytes.map_or("–".into(), |b| text::bytes(b as f64)),
+                    ];
+                    if let Some(why) = no_figures(r) {
+                        cells.extend(std::iter::repeat_n("n/a".to_owned(), 4));
+                        cells.extend([text::count(r.errors as f64), why]);
+                        return cells;
+                    }
+                    cells.extend([
                         text::num(r.requests_per_s),
                         text::num(r.bytes_per_s / 1e6),
                         text::opt(r.syscalls_per_request),
                         text::opt(r.server_cpu_us_per_request),
                         text::count(r.errors as f64),
                         notes(r),
-                    ]
+                    ]);
+                    cells
                 })
                 .collect();
             let cols = [

@@ -45,3 +45,86 @@ pub(super) fn distinct<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     }
     out
 }
+
+/// What a row without figures says in their place, escaped: a measurement that got not one
+/// response says so in its own words (`measured nothing: ...`); a way that could not run is
+/// `not available: why`. `None` for a row with figures.
+pub(super) fn no_figures(r: &LabRow) -> Option<String> {
+    let why = crate::text::esc(r.unavailable.as_deref()?);
+    Some(if r.measured_nothing() {
+        why
+    } else {
+        format!("not available: {why}")
+    })
+}
+
+/// A note under a table whose rows without figures show `n/a`: each such row (named by
+/// `name`) and why, or nothing when every row has figures.
+pub(super) fn no_figures_note<'a>(
+    rows: impl Iterator<Item = &'a LabRow>,
+    name: impl Fn(&LabRow) -> String,
+) -> String {
+    let lines: Vec<String> = rows
+        .filter_map(|r| {
+            Some(format!(
+                "{}: {}",
+                crate::text::esc(&name(r)),
+                no_figures(r)?
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(r#"<p class="note">n/a: {}.</p>"#, lines.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// A row of `experiment` that ran for a millisecond and got not one response, as the lab
+    /// writes it: zeros in its rates, and why in `unavailable`.
+    fn nothing(experiment: &str, extra: serde_json::Value) -> serde_json::Value {
+        let mut row = json!({"experiment": experiment, "server": "flint", "mode": "persistent",
+            "requests": 0, "duration_s": 0.001, "requests_per_s": 0.0, "bytes_per_s": 0.0,
+            "client_limited": true, "errors": 3,
+            "unavailable": "measured nothing: not one response in 1.0 ms (3 errors)"});
+        row.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        row
+    }
+
+    #[test]
+    fn a_row_that_measured_nothing_is_shown_as_na_with_its_reason_once() {
+        let lab = json!({"kind": "lab", "experiment": "all", "results": [
+            nothing("tls", json!({"certificate": "ecdsa-p256", "handshake": "full",
+                                  "mode": "http1.0"})),
+            {"experiment": "tls", "server": "nginx", "mode": "http1.0",
+             "certificate": "ecdsa-p256", "handshake": "full", "requests": 900,
+             "duration_s": 1.0, "requests_per_s": 900.0, "bytes_per_s": 1e6},
+            nothing("tls", json!({"certificate": "ecdsa-p256", "size_bytes": 1024})),
+            nothing("sizes", json!({"size_bytes": 1024})),
+            {"experiment": "sizes", "server": "flint", "mode": "persistent", "size_bytes": 4096,
+             "requests": 5000, "duration_s": 1.0, "requests_per_s": 5000.0, "bytes_per_s": 2.1e7},
+            nothing("digest", json!({"size_bytes": 1024})),
+            nothing("syscalls", json!({"page_mode": "persistent", "tls": false, "rtt_ms": 0.0,
+                                       "delay": "none"})),
+        ]});
+        let html = crate::render(&[("lab.json".into(), lab)]).unwrap();
+        // No rate of 0 (client-limited at that) for a row without one.
+        assert!(!html.contains(">0†<"), "{html}");
+        assert!(
+            html.contains("<td>full handshakes</td><td class=\"n\">n/a</td>"),
+            "{html}"
+        );
+        // The reason in its own words, never `not available: measured nothing`.
+        assert!(!html.contains("not available: measured nothing"), "{html}");
+        let said = html.matches("measured nothing: not one response").count();
+        assert!(said >= 4, "{said} in {html}");
+        assert!(html.contains("<td class=\"n\">n/a</td>"), "{html}");
+        // The rows with figures still show them.
+        assert!(html.contains("900"), "{html}");
+    }
+}

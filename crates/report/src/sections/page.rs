@@ -169,9 +169,9 @@ fn page_table(rs: &[&LabRow]) -> String {
                 text::opt(r.rtt_ms),
                 text::opt(r.rtt_measured_ms),
             ];
-            match &r.unavailable {
+            match super::lab_rows::no_figures(r) {
                 Some(why) => {
-                    row.push(format!("not available: {}", esc(why)));
+                    row.push(why);
                     row.resize(cols.len(), String::new());
                 }
                 None => {

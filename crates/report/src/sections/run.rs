@@ -164,8 +164,13 @@ fn open_loop(label: &str, b: &BenchResult) -> String {
     ];
     let mut schedule = String::new();
     if let (Some(due), Some(not_sent)) = (s.pages_scheduled, s.pages_not_sent) {
+        // Only a page count (-n) has a late count (a timed run's lateness is its pages never
+        // sent), and a result written before it existed has none: then nothing is said of it.
+        let late = s
+            .pages_sent_late
+            .map_or(String::new(), |n| format!(", sent late: {}", cnt(n)));
         schedule = format!(
-            " Pages due in the window: {}, never sent: {}{}.",
+            " Pages due in the window: {}, never sent: {}{late}{}.",
             cnt(due),
             cnt(not_sent),
             match s.rate_kept {

@@ -3,7 +3,7 @@
 //! over HTTPS. The keep-alive rows (syscalls per request) are in the table under the charts.
 
 use super::lab::LIMITED_NOTE;
-use super::lab_rows::{distinct, results, server};
+use super::lab_rows::{distinct, no_figures_note, results, server};
 use super::{labs, series_name};
 use crate::chart::{Axis, BarChart, BarSeries, LineChart, Series, Ticks};
 use crate::html::{figures, table, Col, Page};
@@ -82,13 +82,14 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
                 page,
                 "TLS handshakes per second",
                 "handshakes per second",
-                &|r| Some(r.requests_per_s),
+                // A row that measured nothing has no rate: no bar, not a bar of 0.
+                &|r| r.has_figures().then_some(r.requests_per_s),
             ),
             bars(
                 page,
                 "Server CPU per handshake",
                 "server CPU time per handshake (µs)",
-                &|r| r.server_cpu_us_per_request,
+                &|r| r.server_cpu_us_per_request.filter(|_| r.has_figures()),
             ),
         ]
         .into_iter()
@@ -105,7 +106,7 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
         for srv in distinct(rs.iter().map(|r| server(r))) {
             let mut pts: Vec<(f64, f64)> = rs
                 .iter()
-                .filter(|r| server(r) == srv)
+                .filter(|r| server(r) == srv && r.has_figures())
                 .filter_map(|r| Some((r.size_bytes? as f64, r.bytes_per_s / 1e6)))
                 .collect();
             if pts.is_empty() {
@@ -129,18 +130,20 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
             Col("syscalls/req", true),
         ];
         let opt = |x: Option<f64>| x.map_or("–".to_owned(), text::num);
+        let what = |r: &LabRow| match (handshake(r), r.size_bytes) {
+            (Some(h), _) => format!("{h} handshakes"),
+            (None, Some(size)) => text::bytes(size as f64),
+            (None, None) => format!("{} page", r.mode.name()),
+        };
         let rows: Vec<Vec<String>> = rs
             .iter()
             .map(|r| {
-                let what = match (handshake(r), r.size_bytes) {
-                    (Some(h), _) => format!("{h} handshakes"),
-                    (None, Some(size)) => text::bytes(size as f64),
-                    (None, None) => format!("{} page", r.mode.name()),
-                };
-                vec![
-                    esc(server(r)),
-                    esc(certificate(r)),
-                    esc(&what),
+                let mut cells = vec![esc(server(r)), esc(certificate(r)), esc(&what(r))];
+                if !r.has_figures() {
+                    cells.extend(std::iter::repeat_n("n/a".to_owned(), 4));
+                    return cells;
+                }
+                cells.extend([
                     format!(
                         "{}{}",
                         text::num(r.requests_per_s),
@@ -149,7 +152,8 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
                     text::num(r.bytes_per_s / 1e6),
                     opt(r.server_cpu_us_per_request),
                     opt(r.syscalls_per_request),
-                ]
+                ]);
+                cells
             })
             .collect();
         let _ = write!(
@@ -158,6 +162,9 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
             esc(&input.label),
             table(&cols, &rows, "tls")
         );
+        out.push_str(&no_figures_note(rs.iter().copied(), |r| {
+            format!("{} {} {}", server(r), certificate(r), what(r))
+        }));
         if rs.iter().any(|r| r.client_limited) {
             out.push_str(LIMITED_NOTE);
         }

@@ -282,8 +282,8 @@ fn lab_matrix(input: &Input<'_>, lab: &LabResult) -> String {
                 })
                 .collect();
             let mut total = vec!["all calls".to_owned()];
-            total.extend(part.iter().map(|r| match &r.unavailable {
-                Some(why) => format!("not available: {}", esc(why)),
+            total.extend(part.iter().map(|r| match super::lab_rows::no_figures(r) {
+                Some(why) => why,
                 None => text::opt(r.syscalls_per_request.map(|s| s * scale)),
             }));
             rows.push(total);

@@ -7,7 +7,46 @@
 //! are followed (not recorded: the window has ended) to see where the server stopped, so that
 //! `at_end` counts the requests it never processed as not sent.
 
+use super::super::linger::{self, Linger};
+use super::super::ThreadState;
+use super::pipelining::batch_is_head;
+use super::{State, H1};
 use wire::response::{parse_response_head, BodyDecoder};
+
+impl H1 {
+    /// Whether the lingering close holds its FIN back: with `sent` requests outstanding at the
+    /// end, more than one, the server has not yet answered all but the last. A FIN while it
+    /// works on one makes a server such as nginx end that one (its 499) and never read those
+    /// pipelined behind it, which were counted unfinished; once it answers the one before the
+    /// last, the FIN can only cut the last, which it has. A response saying it closes, or bytes
+    /// out of step, end the wait.
+    pub(super) fn holds_fin(&self, sent: u64) -> bool {
+        let (answered, over) =
+            (self.late.as_deref()).map_or((0, false), |l| (l.answered, l.stopped || l.lost));
+        sent > 1 && !over && answered + 1 < sent
+    }
+
+    /// A step of the lingering close (`client/linger.rs`) whose reads follow the responses to
+    /// see where the server stopped.
+    pub(super) fn linger_read(
+        &mut self,
+        cx: &ThreadState<'_>,
+        at: Linger,
+        buf: &mut [u8],
+    ) -> Linger {
+        let is_head = batch_is_head(
+            self.is_head(cx),
+            self.behind.as_deref(),
+            self.batch_page(),
+            cx,
+        );
+        let body = (self.state == State::ReadingBody).then_some(&self.decoder);
+        let (late, head) = (&mut self.late, &self.head);
+        linger::step(self.conn.as_mut(), at, buf, |b| {
+            follow_late(late, (head, body), b, &is_head)
+        })
+    }
+}
 
 /// The responses read after the end on one connection.
 #[derive(Debug, Default)]

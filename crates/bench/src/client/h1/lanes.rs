@@ -10,10 +10,11 @@
 //! batches. Each request's time runs from when it was queued, the same handler that writes it.
 //!
 //! A failure (the connection closed mid-response, a malformed head, a timeout) is the error of
-//! its kind for the response being read; a response that says `Connection: close` is a response
-//! like another. Either way the requests behind it were sent and will never be answered: each
-//! is counted as unfinished (or unsent, when not written in full), never lost, and the next
-//! pages go on a new connection.
+//! its kind for the response being read, and the requests behind it, which the server had,
+//! are counted as unfinished (or unsent, when not written in full), never lost. A response
+//! that says `Connection: close` (or a close after a complete response) is a response like
+//! another, and the server never processed the requests behind it: they go again, in order,
+//! on a new connection (`lanes_closed`), but for one not idempotent.
 
 use super::super::exchange::Exchange;
 use super::super::page::Child;
@@ -23,6 +24,10 @@ use super::pipelining::{queue_mut, Behind};
 use super::LANES;
 use super::{State, H1};
 use crate::config::HttpMode;
+
+/// Where a request going again ends until it is queued on its new connection (`send_lanes`):
+/// past anything written, so that it is not sent until then.
+const NOT_QUEUED: u64 = u64::MAX;
 
 /// The lanes of one connection: the bytes queued (the requests behind the one being read are
 /// the connection's queue, `H1::behind`).
@@ -138,9 +143,8 @@ impl H1 {
         Child::record_page(cx, self.ex.page, ok, now);
         if !self.resp_keep_alive || self.conn.is_none() {
             // The server closes after this response (or has closed, a close-delimited body):
-            // those behind it are never answered.
-            self.drop_lanes(ch, cx, now);
-            self.close();
+            // it never processed those behind it, which go again on a new connection.
+            return self.lanes_closed(ch, cx, now, false);
         }
         let next = queue_mut(&mut self.behind).pop_front();
         let Some(lane) = next else {
@@ -158,6 +162,57 @@ impl H1 {
         self.fill_lanes(ch, cx, now);
     }
 
+    /// The server closed the connection after a complete response (saying `Connection: close`
+    /// in it, or closing after it: `unanswered`, the one being read had nothing of its
+    /// response yet): it never processed the requests written behind that response (RFC 9112
+    /// section 9.3.2). In order, each goes again on a new connection, its page's start kept
+    /// (its time includes the wait, as a browser's would); one not idempotent is not sent again
+    /// (`pipeline_not_resent`) and its page is not a hit. Only after the window do the end's
+    /// rules (`at_end`) apply to them.
+    pub(super) fn lanes_closed(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        now: u64,
+        unanswered: bool,
+    ) {
+        let Some(lanes) = &mut self.lanes else { return };
+        let (written, head_end) = (lanes.written, lanes.head_end);
+        // Nothing is written on the next connection yet: should it fail (refused, a timeout,
+        // TLS) or the run end before it is up, those going again are not sent, not unfinished.
+        lanes.reset_out();
+        lanes.head_end = NOT_QUEUED;
+        // The one being read goes first when unanswered; else the oldest behind it.
+        let keep_head = unanswered && resend_or_drop(cx, &self.ex, head_end <= written, now);
+        let behind = queue_mut(&mut self.behind);
+        for _ in 0..behind.len() {
+            let Some(mut lane) = behind.pop_front() else {
+                break;
+            };
+            let whole = lane.end <= written;
+            let url = lane.ex.url(cx.sh.workload);
+            if whole && !cx.sh.requests.may_resend(url) {
+                not_resent(cx, &lane.ex, now);
+                continue;
+            }
+            resent(cx, &lane.ex, whole, now);
+            lane.end = NOT_QUEUED;
+            behind.push_back(lane);
+        }
+        self.close();
+        if !keep_head {
+            let Some(lane) = queue_mut(&mut self.behind).pop_front() else {
+                self.state = State::Idle;
+                return page_flow::next_page(self, ch, cx, now, false);
+            };
+            self.ex = lane.ex;
+        }
+        // Its request is written again once connected (`send_lanes`), with those behind it.
+        self.retried = false;
+        self.ex.reset_response();
+        self.connect(ch, cx, now);
+    }
+
     /// The connection is lost or closing with requests behind the one being read: each was sent
     /// and will not be answered (unfinished), or was not written whole (unsent).
     pub(super) fn drop_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
@@ -168,6 +223,32 @@ impl H1 {
         behind.record_at_end(ch, cx, now, unfinished);
         behind.clear();
     }
+}
+
+/// Whether the unanswered request of `ex` goes again (`whole`: it was written whole): it is
+/// counted re-sent, or, not idempotent, not sent again and its page ended.
+fn resend_or_drop(cx: &mut ThreadState<'_>, ex: &Exchange, whole: bool, now: u64) -> bool {
+    if whole && !cx.sh.requests.may_resend(ex.url(cx.sh.workload)) {
+        not_resent(cx, ex, now);
+        return false;
+    }
+    resent(cx, ex, whole, now);
+    true
+}
+
+/// A request the server never processed, going again: a re-send counted (in the window, its
+/// page begun in it) when it had been written whole. A request re-sent more than once (a
+/// server closing after every response, `--pipeline 4`) is counted each time.
+fn resent(cx: &mut ThreadState<'_>, ex: &Exchange, whole: bool, now: u64) {
+    cx.stats.pipeline_resent += u64::from(whole && cx.counts(ex.file_start_us, now));
+}
+
+/// A request the server never processed, not idempotent: not sent again, its page not a hit.
+fn not_resent(cx: &mut ThreadState<'_>, ex: &Exchange, now: u64) {
+    if cx.counts(ex.file_start_us, now) {
+        cx.stats.pipeline_not_resent += 1;
+    }
+    Child::record_page(cx, ex.page, false, now);
 }
 
 /// Appends `request` to the bytes queued (`out`, `queued` of them); where it ends. A free

@@ -27,12 +27,18 @@ impl H1 {
 
     pub(super) fn on_eof(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
+            State::ReadingHead if self.closed_after_response() => self.pipeline_closed(ch, cx, now),
             State::ReadingHead if self.may_retry(cx) => self.retry(ch, cx, now),
             State::ReadingHead => self.fail(ch, cx, ErrorKind::Reset, now),
             State::ReadingBody => match self.decoder.eof() {
                 Ok(()) => {
-                    // Close-delimited: complete, and the server has closed already.
-                    self.close();
+                    // Close-delimited: complete, and the server has closed already. A batch's
+                    // connection is closed once what was written behind it is seen
+                    // (`after_response`: those are sent again).
+                    self.resp_keep_alive = false;
+                    if self.behind.is_none() || self.lanes.is_some() {
+                        self.close();
+                    }
                     self.response_done(ch, cx, now)
                 }
                 Err(_) => self.fail(ch, cx, ErrorKind::ShortBody, now),
@@ -61,6 +67,9 @@ impl H1 {
                 | io::ErrorKind::BrokenPipe
                 | io::ErrorKind::ConnectionAborted
         );
+        if reset && self.closed_after_response() {
+            return self.pipeline_closed(ch, cx, now);
+        }
         if reset && self.may_retry(cx) {
             return self.retry(ch, cx, now);
         }
@@ -89,6 +98,32 @@ impl H1 {
 
     pub(super) fn retry(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
+        self.retried = true;
+        self.ex.reset_response();
+        self.connect(ch, cx, now);
+    }
+
+    /// Pipelining: the server closed the connection after a complete response, before any
+    /// byte of the one being read, with requests behind it: it never processed that one nor
+    /// those (RFC 9112 section 9.3.2), which go again on a new connection (`lanes_closed`,
+    /// `batch_closed`). One request alone is the idle close above (`may_retry`).
+    fn closed_after_response(&self) -> bool {
+        self.behind.as_ref().is_some_and(|q| !q.is_empty())
+            && self.conn_responses > 0
+            && self.ex.first_byte_us == NONE
+            && self.head.is_empty()
+    }
+
+    fn pipeline_closed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if self.lanes.is_some() {
+            return self.lanes_closed(ch, cx, now, true);
+        }
+        let resend = self.batch_closed(cx, now, true);
+        self.close();
+        if !resend {
+            return self.end_page(ch, cx, false, now, false);
+        }
+        // Sent again from the file being read on: its start stays (`connect` keeps it).
         self.retried = true;
         self.ex.reset_response();
         self.connect(ch, cx, now);

@@ -244,3 +244,45 @@ impl H1 {
         }
     }
 }
+
+impl H1 {
+    /// A batch's connection closed by the server after a complete response (it said
+    /// `Connection: close`, or closed after it; `head`: the one being read had nothing of its
+    /// response yet, so it goes again too): it never processed the requests written behind
+    /// that response (RFC 9112 section 9.3.2). They are counted re-sent (the page begun in the
+    /// window) and go again with the batch on the next connection; `false` when one of them is
+    /// not idempotent: none of them is sent again, each is counted in `pipeline_not_resent`,
+    /// and the page ends there, not a hit. Before the close: `wpos` still says what was written.
+    pub(super) fn batch_closed(&self, cx: &mut ThreadState<'_>, now: u64, head: bool) -> bool {
+        let written = self.wpos as u64;
+        let head = head && self.request_end(cx) <= written;
+        let mut all_resend = !head
+            || match self.ex.learned {
+                OWN => cx.sh.requests.may_resend(self.url(cx)),
+                learned => cx.redirects.may_resend(learned),
+            };
+        let page = self.ex.page;
+        let behind = self.behind.iter().flat_map(|q| q.iter());
+        let whole = behind.take_while(|b| b.end <= written);
+        let mut count = u64::from(head);
+        for b in whole {
+            let url = page.url(cx.sh.workload, b.ex.file);
+            all_resend &= cx.sh.requests.may_resend(url);
+            count += 1;
+        }
+        if cx.counts(self.ex.file_start_us, now) {
+            match all_resend {
+                true => cx.stats.pipeline_resent += count,
+                false => cx.stats.pipeline_not_resent += count,
+            }
+        }
+        all_resend
+    }
+
+    /// Whether the batch's next file was written whole behind the one just answered (so,
+    /// sent again after a close, it keeps its start).
+    pub(super) fn next_written(&self) -> bool {
+        let first = self.behind.as_deref().and_then(|q| q.get(0));
+        first.is_some_and(|b| b.end <= self.wpos as u64)
+    }
+}

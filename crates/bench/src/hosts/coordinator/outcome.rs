@@ -8,6 +8,7 @@ use crate::hosts::protocol;
 use crate::runner::merge::{self, Part};
 use crate::{BenchConfig, RunResult};
 use results::{HostEarlyData, HostRecord, HostStatus};
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
@@ -68,7 +69,7 @@ pub(super) fn record(h: &Host, config: &BenchConfig) -> HostRecord {
             rec.bytes_total = s.data_moved();
             rec.bytes_read = Some(s.bytes_total);
             rec.start_skew_ms = w.start_skew_us.map(|us| us as f64 / 1e3);
-            rec.warning = late_start(w, config);
+            rec.warning = late_start(w, config, &h.children);
             rec.client_cpu_us_per_request =
                 (s.requests > 0).then(|| w.cpu_us as f64 / s.requests as f64);
             rec.response_ms = s.response.summary();
@@ -111,9 +112,27 @@ pub(super) fn record(h: &Host, config: &BenchConfig) -> HostRecord {
 /// rates are then low by more than this share, as its window counts from the agreed start.
 pub(super) const LATE_SHARE: f64 = 0.01;
 
+/// Whether Webchildren `children` of the run have pages to send: with a page count (`-n`)
+/// split over more Webchildren than pages, some have none (`client::quota`; the first of a
+/// range has the most).
+fn has_pages(config: &BenchConfig, children: &Range<usize>) -> bool {
+    match config.stop {
+        crate::Stop::Pages(n) => crate::client::quota(n, config.concurrency, children.start) > 0,
+        crate::Stop::Duration(_) => true,
+    }
+}
+
 /// A host that began its load later than `LATE_SHARE` into its measured window (a start skew
 /// within the warm-up costs the window nothing), or never said when: the warning for its row.
-pub(super) fn late_start(w: &protocol::WorkerResult, config: &BenchConfig) -> Option<String> {
+/// A host whose Webchildren (`children`) had no page to send has no start to be late for.
+pub(super) fn late_start(
+    w: &protocol::WorkerResult,
+    config: &BenchConfig,
+    children: &Range<usize>,
+) -> Option<String> {
+    if !has_pages(config, children) || children.is_empty() {
+        return None;
+    }
     let Some(skew_us) = w.start_skew_us else {
         return Some(
             "it never said when it started: its figures may miss part of its window".into(),
@@ -140,4 +159,28 @@ pub(super) fn late_start(w: &protocol::WorkerResult, config: &BenchConfig) -> Op
             w.window_us as f64 / 1e6
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_pages;
+    use crate::{BenchConfig, Stop, Target};
+
+    #[test]
+    fn webchildren_given_no_page_of_a_page_count_have_nothing_to_send() {
+        let config = |stop| BenchConfig {
+            concurrency: 3,
+            stop,
+            ..BenchConfig::new(Target::http("127.0.0.1:80".parse().unwrap()))
+        };
+        // -n 1 -c 3 over hosts a, b, c: only a's Webchild has the page.
+        let one = config(Stop::Pages(1));
+        assert!(has_pages(&one, &(0..1)));
+        assert!(!has_pages(&one, &(1..2)));
+        assert!(!has_pages(&one, &(2..3)));
+        let five = config(Stop::Pages(5));
+        assert!((0..3).all(|i| has_pages(&five, &(i..i + 1))));
+        let timed = config(Stop::Duration(std::time::Duration::from_secs(1)));
+        assert!(has_pages(&timed, &(2..3)));
+    }
 }

@@ -113,8 +113,15 @@ pub(super) fn start(
             }
         };
         let h = &mut hosts[ev.host];
-        if !matches!(h.state, State::Starting) {
-            continue;
+        match h.state {
+            State::Starting => {}
+            // A host READY while others start may still fail, end or say what is not a
+            // message: the run must not start with it.
+            State::Ready => {
+                before_go(h, ev.what, "while the other hosts started");
+                continue;
+            }
+            _ => continue,
         }
         match ev.what {
             Said::Message(ToCoordinator::Hello {
@@ -150,15 +157,42 @@ pub(super) fn start(
     }
 }
 
+/// What a READY host said before GO other than a pong, `when` (the words after "it said" and
+/// "its channel closed"): a line that is not a message, a message refused, its failure or its
+/// channel closed fails it, and the run does not start; a heartbeat is nothing to act on.
+fn before_go(h: &mut Host, what: Said, when: &str) {
+    match what {
+        Said::Refused { kind, why, peer } => {
+            h.state = State::Failed(refused(h, &kind, &why, peer));
+        }
+        Said::Bad(line) => h.state = State::Failed(format!("{when} it said {line}")),
+        Said::Message(ToCoordinator::Failed { reason }) => h.state = State::Failed(reason),
+        Said::Closed => {
+            let why = format!("its channel closed {when}");
+            h.state = State::Failed(with_last_words(why, &h.process));
+        }
+        Said::Message(_) => {}
+    }
+}
+
+/// How long a host has to answer a clock probe before it fails.
+const PONG_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// [`PROBES`] ping-pong rounds with every host at once; each host's offset from its least
-/// round trip.
+/// round trip. A host that says anything else than its pongs then (a line that is not a
+/// message, a message refused, its failure, its channel closed), or has not answered a round
+/// within [`PONG_TIMEOUT`], fails, and the probes end: the run does not start.
 pub(super) fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
     for seq in 0..PROBES {
+        if hosts.iter().any(|h| matches!(h.state, State::Failed(_))) {
+            return;
+        }
         for h in hosts.iter_mut() {
             h.ping_sent_unix_us = protocol::unix_us();
             h.process.send(&ToWorker::Ping { seq });
         }
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + PONG_TIMEOUT;
+        let mut answered = vec![false; hosts.len()];
         let mut waiting = hosts.len();
         while waiting > 0 {
             let Ok(ev) = events.recv_timeout(deadline.saturating_duration_since(Instant::now()))
@@ -170,7 +204,7 @@ pub(super) fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
                 Said::Message(ToCoordinator::Pong {
                     seq: s,
                     clock_unix_us,
-                }) if s == seq => {
+                }) if s == seq && !answered[ev.host] => {
                     h.probes.push(Probe {
                         // As the writer began writing it (the ping is the last line
                         // sent this host), not as it was handed to the writer thread.
@@ -178,13 +212,25 @@ pub(super) fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
                         remote: clock_unix_us,
                         received: ev.at_unix_us,
                     });
+                    answered[ev.host] = true;
                     waiting -= 1;
                 }
-                Said::Refused { kind, why, peer } if matches!(h.state, State::Ready) => {
-                    h.state = State::Failed(refused(h, &kind, &why, peer));
-                }
-                _ => {}
+                _ if !matches!(h.state, State::Ready) => {}
+                // A late pong of an earlier round, or a heartbeat: nothing to act on.
+                what => before_go(h, what, "during the clock probes"),
             }
+            if matches!(h.state, State::Failed(_)) {
+                // The run will not start: no need to wait for the others' pongs.
+                return;
+            }
+        }
+        for (h, _) in hosts.iter_mut().zip(&answered).filter(|(_, a)| !**a) {
+            let secs = PONG_TIMEOUT.as_secs();
+            let why = format!(
+                "no answer to clock probe {} of {PROBES} within {secs} s",
+                seq + 1
+            );
+            h.state = State::Failed(with_stderr(why, &h.process));
         }
     }
     for h in hosts {

@@ -20,6 +20,13 @@ struct Pending {
     headers: u64,
     counted: bool,
     done: bool,
+    /// The document (DevTools' loader) it was made for: when its frame commits another, its
+    /// events stop coming.
+    loader: String,
+    /// The status and `Content-Length` the network service saw (`responseReceivedExtraInfo`),
+    /// which come even when the document's own events do not.
+    said_status: Option<u16>,
+    said_length: Option<u64>,
 }
 
 /// The recorder of one tab's events.
@@ -33,10 +40,20 @@ pub(super) struct Recorder {
     pub(super) starting: Vec<String>,
     pub(super) load: Load,
     by_id: HashMap<String, Pending>,
+    /// Each frame's parent (`Page.frameAttached`): a frame whose document is replaced takes
+    /// its child frames with it.
+    parents: HashMap<String, String>,
+    /// The document (loader) each frame last committed.
+    committed: HashMap<String, String>,
     pub(super) in_flight: usize,
     pub(super) loaded: bool,
     /// The tab's renderer crashed.
     pub(super) crashed: bool,
+    /// A JavaScript dialog (alert, confirm, prompt, beforeunload) opened and not yet answered:
+    /// the text a prompt is answered with (its default).
+    pub(super) dialog: Option<String>,
+    /// Dialogs the page opened.
+    pub(super) dialogs: u64,
     pub(super) last_event: Instant,
 }
 
@@ -48,9 +65,13 @@ impl Recorder {
             starting: Vec::new(),
             load: Load::default(),
             by_id: HashMap::new(),
+            parents: HashMap::new(),
+            committed: HashMap::new(),
             in_flight: 0,
             loaded: false,
             crashed: false,
+            dialog: None,
+            dialogs: 0,
             last_event: Instant::now(),
         }
     }
@@ -81,6 +102,49 @@ impl Recorder {
         match m.method().unwrap_or_default() {
             "Page.loadEventFired" if tab => self.loaded = true,
             "Inspector.targetCrashed" if tab => self.crashed = true,
+            // Its page's parser, script and load event wait on the answer.
+            "Page.javascriptDialogOpening" if tab => {
+                self.dialogs += 1;
+                self.dialog = Some(p["defaultPrompt"].as_str().unwrap_or_default().to_owned());
+            }
+            "Page.frameAttached" if tab => {
+                if let (Some(f), Some(parent)) =
+                    (p["frameId"].as_str(), p["parentFrameId"].as_str())
+                {
+                    self.parents.insert(f.to_owned(), parent.to_owned());
+                }
+            }
+            "Page.frameNavigated" if tab => self.navigated(&p["frame"]),
+            "Network.responseReceivedExtraInfo" => {
+                if let Some(r) = self.by_id.get_mut(id) {
+                    r.said_status = p["statusCode"].as_u64().and_then(|s| u16::try_from(s).ok());
+                    let header = |name: &str| {
+                        p["headers"]
+                            .as_object()
+                            .into_iter()
+                            .flatten()
+                            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                            .and_then(|(_, v)| v.as_str())
+                            .map(str::trim)
+                    };
+                    // A compressed body's length is not the size bench reads (it sends no
+                    // Accept-Encoding): no size is known then.
+                    let encoded = header("content-encoding")
+                        .is_some_and(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"));
+                    r.said_length = header("content-length")
+                        .and_then(|v| v.parse().ok())
+                        .filter(|_| !encoded);
+                    // Told after its document was replaced: what the cut request lacked.
+                    let req = &mut self.load.requests[r.index];
+                    if req.cut_by_navigation && req.bytes.is_none() {
+                        req.status = req.status.or(r.said_status);
+                        req.bytes = r.said_length;
+                        if req.bytes.is_some() {
+                            req.failed = None;
+                        }
+                    }
+                }
+            }
             "Target.attachedToTarget" => self.attached(p),
             "Target.detachedFromTarget" => self.detached(p),
             "Network.requestWillBeSent" => self.will_be_sent(session, id, p),
@@ -147,6 +211,43 @@ impl Recorder {
         self.starting.push(session.to_owned());
     }
 
+    /// A frame committed a document: the requests its previous document had in flight, and
+    /// those of the frames within that document, get no more events (the documents, and their
+    /// end and data events, are gone with it), though the server may have answered them. Each
+    /// is ended here, with the status and `Content-Length` the network service saw, if it saw
+    /// them; a body that had begun to come with no length to tell its size is no file.
+    fn navigated(&mut self, frame: &Value) {
+        let (Some(id), Some(loader)) = (frame["id"].as_str(), frame["loaderId"].as_str()) else {
+            return;
+        };
+        if let Some(parent) = frame["parentId"].as_str() {
+            self.parents.insert(id.to_owned(), parent.to_owned());
+        }
+        // The frames within are those of a document this one replaces: none at a frame's
+        // first commit, nor when the same document is told again.
+        let previous = self.committed.insert(id.to_owned(), loader.to_owned());
+        let replaces = previous.is_some_and(|p| p != loader);
+        for r in self.by_id.values_mut() {
+            let req = &mut self.load.requests[r.index];
+            let replaced = req.frame == id && !r.loader.is_empty() && r.loader != loader;
+            if r.done || !(replaced || (replaces && within(&self.parents, &req.frame, id))) {
+                continue;
+            }
+            r.done = true;
+            self.in_flight -= usize::from(r.counted);
+            req.cut_by_navigation = true;
+            req.status = req.status.or(r.said_status);
+            req.bytes = r.said_length;
+            if req.bytes.is_none() && r.body > 0 {
+                req.failed = Some(format!(
+                    "cut off when the page navigated away, {} bytes of its body come and no \
+                     Content-Length to tell its size",
+                    r.body
+                ));
+            }
+        }
+    }
+
     /// A worker ended: what it had in flight will not finish (nor be told to have failed).
     fn detached(&mut self, p: &Value) {
         let Some(session) = p["sessionId"].as_str() else {
@@ -203,6 +304,9 @@ impl Recorder {
                 headers: 0,
                 counted,
                 done: false,
+                loader: p["loaderId"].as_str().unwrap_or_default().to_owned(),
+                said_status: None,
+                said_length: None,
             },
         );
         self.in_flight += usize::from(counted);
@@ -216,8 +320,23 @@ impl Recorder {
             content_type: None,
             bytes: None,
             failed: None,
+            cut_by_navigation: false,
         });
     }
+}
+
+/// Whether `frame` lies within `ancestor` (its child, or a child's child...).
+fn within(parents: &HashMap<String, String>, frame: &str, ancestor: &str) -> bool {
+    let mut f = frame;
+    // Bounded: a malformed chain of parents cannot loop.
+    for _ in 0..=parents.len() {
+        match parents.get(f) {
+            Some(parent) if parent == ancestor => return true,
+            Some(parent) => f = parent,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// What started a request: a prefetch (by its resource type or its `Purpose` header, whoever
@@ -264,141 +383,4 @@ fn count(v: &Value) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn initiators_prefetch_and_preload_before_devtools_own_type() {
-        let none = json!({});
-        let parser = json!({"type": "parser"});
-        let script = json!({"type": "script"});
-        assert_eq!(initiator("Prefetch", &parser, &none), "prefetch");
-        let purpose = json!({"headers": {"Sec-Purpose": "prefetch"}});
-        assert_eq!(initiator("Script", &script, &purpose), "prefetch");
-        let preload = json!({"isLinkPreload": true});
-        assert_eq!(initiator("Image", &parser, &preload), "preload");
-        assert_eq!(initiator("Image", &parser, &none), "parser");
-        assert_eq!(initiator("Fetch", &script, &none), "script");
-        assert_eq!(
-            initiator("Document", &json!({"type": "other"}), &none),
-            "other"
-        );
-        assert_eq!(
-            initiator("Image", &json!({"type": "SignedExchange"}), &none),
-            "other"
-        );
-    }
-
-    #[test]
-    fn streams_open_by_design_do_not_hold_the_page_from_idle() {
-        let mut rec = Recorder::new("s");
-        let sent = |id: &str, kind: &str| {
-            Message(
-                json!({"sessionId": "s", "method": "Network.requestWillBeSent", "params": {
-                "requestId": id, "type": kind, "initiator": {"type": "script"},
-                "request": {"url": format!("http://t/{id}")}}}),
-            )
-        };
-        rec.event(&sent("1", "EventSource"));
-        rec.event(&sent("2", "WebSocket"));
-        assert_eq!(rec.in_flight, 0);
-        rec.event(&sent("3", "Fetch"));
-        assert_eq!(rec.in_flight, 1, "a fetch is waited on");
-        assert_eq!(rec.load.requests.len(), 3, "all three are listed");
-    }
-
-    /// As Chromium tells a worker's requests (seen by hand on a page whose worker imports a
-    /// script, fetches a file and starts a worker that fetches another): its script's request
-    /// starts on the tab's session and ends on the worker's; what the worker asks for is all
-    /// on its own session, with no frame.
-    #[test]
-    fn a_workers_requests_are_recorded_from_its_own_session() {
-        let mut rec = Recorder::new("tab");
-        rec.load.main_frame = "F".into();
-        let msg = |session: &str, method: &str, params: Value| {
-            Message(json!({"sessionId": session, "method": method, "params": params}))
-        };
-        let sent = |session: &str, id: &str, url: &str, frame: Option<&str>| {
-            let mut p = json!({"requestId": id, "type": "Script", "initiator": {"type": "other"},
-                               "request": {"url": url}});
-            if let Some(f) = frame {
-                p["frameId"] = json!(f);
-            }
-            msg(session, "Network.requestWillBeSent", p)
-        };
-        let finished = |session: &str, id: &str, bytes: u64| {
-            msg(
-                session,
-                "Network.loadingFinished",
-                json!({"requestId": id, "encodedDataLength": bytes}),
-            )
-        };
-        let attached = |parent: &str, child: &str, url: &str| {
-            msg(
-                parent,
-                "Target.attachedToTarget",
-                json!({"sessionId": child, "waitingForDebugger": true,
-                       "targetInfo": {"type": "worker", "url": url}}),
-            )
-        };
-        // The script of a worker the page's frame `F` starts (a frame has its own id).
-        rec.event(&sent("tab", "w", "http://t/worker.js", Some("F")));
-        // Another tab's worker: not this page's.
-        rec.event(&sent("other", "x", "http://t/x.js", Some("G")));
-        rec.event(&attached("tab", "W", "http://t/worker.js"));
-        assert_eq!(rec.starting, ["W"], "held until its network events are on");
-        rec.event(&finished("W", "w", 120));
-        rec.event(&sent("W", "f", "http://t/data.json", None));
-        rec.event(&finished("W", "f", 30));
-        // A worker it starts, whose own fetch never ends: the worker ends first.
-        rec.event(&sent("W", "n", "http://t/nested.js", Some("F")));
-        rec.event(&attached("W", "N", "http://t/nested.js"));
-        assert_eq!(rec.starting, ["W", "N"]);
-        rec.event(&finished("N", "n", 10));
-        rec.event(&sent("N", "g", "http://t/never.json", None));
-        assert_eq!(rec.in_flight, 1);
-        rec.event(&msg(
-            "W",
-            "Target.detachedFromTarget",
-            json!({"sessionId": "N"}),
-        ));
-        assert_eq!(rec.in_flight, 0, "nothing left to wait on");
-        rec.event(&sent("N", "late", "http://t/late.json", None));
-        let load = rec.into_load();
-        let got: Vec<(&str, &str, Option<u64>, Option<&str>)> = load
-            .requests
-            .iter()
-            .map(|r| {
-                (
-                    r.url.as_str(),
-                    r.frame.as_str(),
-                    r.bytes,
-                    r.failed.as_deref(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("http://t/worker.js", "F", Some(120), None),
-                ("http://t/data.json", "F", Some(30), None),
-                ("http://t/nested.js", "F", Some(10), None),
-                (
-                    "http://t/never.json",
-                    "F",
-                    None,
-                    Some("its worker ended first")
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn byte_counts_may_have_a_fraction() {
-        assert_eq!(count(&json!(253)), 253);
-        assert_eq!(count(&json!(253.0)), 253);
-        assert_eq!(count(&json!(null)), 0);
-        assert_eq!(count(&json!(-1)), 0);
-    }
-}
+mod tests;

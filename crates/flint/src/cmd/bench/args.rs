@@ -6,8 +6,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Every duration of the load options: a bare number is seconds (crate::duration's one rule).
 fn duration(text: &str) -> Result<Duration, String> {
-    crate::duration::parse(text)
+    crate::duration::parse_or_seconds(text)
 }
 
 /// A knob of microseconds (`--busy-poll`): a bare number's hint is `us`, not `s`.
@@ -15,9 +16,10 @@ fn microseconds(text: &str) -> Result<Duration, String> {
     crate::duration::parse_hinting(text, "us")
 }
 
-/// The run's length: a bare number is seconds, as in wrk and hey.
+/// The run's length and the timeouts: a bare number is seconds, as in wrk and hey; 0 (`0`,
+/// `0s`) is refused, where hey's `-t 0` would mean no timeout at all.
 fn positive_duration(text: &str) -> Result<Duration, String> {
-    match crate::duration::parse_run_length(text)? {
+    match crate::duration::parse_or_seconds(text)? {
         d if d.is_zero() => Err("must be longer than 0".into()),
         d => Ok(d),
     }
@@ -182,15 +184,17 @@ pub struct LoadArgs {
     /// Instead of a duration: fetch this many pages in all, across all Webchildren.
     #[arg(short = 'n', long, value_name = "PAGES", value_parser = at_least_one::<u64>)]
     pub pages: Option<u64>,
-    /// Run this long first; nothing from it is counted.
+    /// Run this long first; nothing from it is counted (a bare number is seconds).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub warmup: Option<Duration>,
-    /// Pause after each page (closed loop; the open loop's --rate sets the pace instead).
+    /// Pause after each page (closed loop; the open loop's --rate sets the pace instead; a
+    /// bare number is seconds).
     #[arg(long, value_name = "DUR", value_parser = duration, conflicts_with = "rate")]
     pub think: Option<Duration>,
     /// Open loop: start this many pages per second across all Webchildren, each at its intended
     /// time; latency counts from the intended start, so a stalled server cannot hide its stalls.
-    /// 1000, 1k, 1000/s, 600/m.
+    /// 1000, 1k, 1000/s, 600/m; at most 1000000/s a Webchild (-c), and with -n its pages due
+    /// within 1e9 s (as -d).
     #[arg(long, value_name = "PAGES_PER_S", value_parser = rate)]
     pub rate: Option<f64>,
     /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive; 2 fetches a
@@ -203,8 +207,9 @@ pub struct LoadArgs {
     /// most N requests in flight on it. With one-file pages (a single URL), N pages of it at
     /// once, a new one written as each response ends (h2load's --h1 -m N, wrk's pipeline.lua),
     /// in the closed loop.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0")]
-    pub pipeline: Option<u32>,
+    // (`None`: not given; `Some(None)`: given without N, a page's files all at once.)
+    #[arg(long, value_name = "N", num_args = 0..=1)]
+    pub pipeline: Option<Option<u32>>,
     /// Connections of each Webchild, sharing each page's files as a browser does: each takes
     /// the page's next file when it is free, and the page ends with its last file (HTTP/1.1's
     /// kept alive from page to page, HTTP/1.0's one per file); the page time is then what the
@@ -227,11 +232,13 @@ pub struct LoadArgs {
     /// connection].
     #[arg(long, value_name = "BYTES", value_parser = window)]
     pub h2_window: Option<u32>,
-    /// Give up on a response after this long (and on a connect, unless --connect-timeout).
-    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "10s")]
+    /// Give up on a response after this long (and on a connect, unless --connect-timeout); a
+    /// bare number is seconds, and 0 is refused (there is no "no timeout").
+    #[arg(long, value_name = "DUR", value_parser = positive_duration, default_value = "10s")]
     pub timeout: Duration,
-    /// Give up on a connect after this long [default: --timeout].
-    #[arg(long, value_name = "DUR", value_parser = duration)]
+    /// Give up on a connect after this long (a bare number is seconds; not 0) [default:
+    /// --timeout].
+    #[arg(long, value_name = "DUR", value_parser = positive_duration)]
     pub connect_timeout: Option<Duration>,
     /// With nothing to do, poll this long before sleeping; `0us` sleeps at once. A client asleep
     /// makes the server pay to wake it for its next response (on loopback, in the server's own

@@ -1,0 +1,449 @@
+//! An HTTP/3 server on quiche's own HTTP/3 layer that sends each connection a GOAWAY (RFC 9114
+//! 5.2) with a stream ID of its choosing, for engine_h3_goaway: crates/http3's server names
+//! only the first stream it has not handed out, and answers the rest, while this one can name a
+//! stream below requests it already has, and leaves every request at or above it unanswered
+//! (the GOAWAY says they were not processed: answering one would be a request done twice).
+//!
+//! A connection answers its requests as they come (a 200 with `BODY` bytes), but holds back
+//! the last `hold` of its first `after`; the `after`th request (or a pause in requests while
+//! some are held: a page cannot go on while its files are held) sends the GOAWAY, naming the
+//! held request `cover` places up (every held one below it is answered, the rest never are).
+//! With `again`, a second, lower GOAWAY takes some of the covered ones back before they are
+//! answered. With `close`, the covered held ones get their head and half their body, and the connection
+//! is closed (H3_NO_ERROR) once the GOAWAY is out and the client has sent something since: they
+//! die with it. The loop is the engine_h3_not_h3 server's (connections keyed by the client's
+//! address, each of bench's has a port of its own); every wait is bounded by a read timeout.
+
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use test_support::certs::TestCa;
+
+/// The body of every response.
+pub const BODY: usize = 1_200;
+/// Held requests with no new one for this long: the GOAWAY goes then (a page cannot send its
+/// next file while its files are held). Only which requests are refused depends on it.
+const QUIET: Duration = Duration::from_millis(30);
+
+/// When a connection sends its GOAWAY and what it names.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// The request (counted on the connection) whose arrival sends the GOAWAY.
+    pub after: u64,
+    /// How many of the last of those `after` are held back unanswered.
+    pub hold: usize,
+    /// How many held ones the GOAWAY covers (answered, or cut by `close`); the rest are
+    /// refused. With `cover >= hold` the GOAWAY names the stream after the last held one.
+    pub cover: usize,
+    /// A second GOAWAY, lower (RFC 9114 5.2 allows it), once the client has sent something
+    /// after the first: it takes back this many of the covered held ones, never answered; the
+    /// rest are answered (or cut) only then.
+    pub again: usize,
+    /// Close the connection after the GOAWAY, cutting the covered held ones short.
+    pub close: bool,
+}
+
+/// What the server did.
+#[derive(Debug, Default, Clone)]
+pub struct Counts {
+    /// Request heads read, refused ones included.
+    pub seen: u64,
+    /// Requests at or above a GOAWAY's stream ID, never answered.
+    pub refused: u64,
+    /// Responses handed to QUIC whole.
+    pub answered: u64,
+    /// Responses cut short by the close after a GOAWAY (head and half the body).
+    pub cut: u64,
+    pub goaways: u64,
+    /// Requests answered at or above their connection's GOAWAY ID (must stay 0).
+    pub answered_above: u64,
+    pub accepted: u64,
+    /// Connections not closed yet: all, and those whose handshake completed (the only ones
+    /// that can carry a request: no 0-RTT here). A client whose run ended before it read
+    /// anything from the server drops its connection without a word (quiche sends no
+    /// CONNECTION_CLOSE then), and the server's side stays until its idle timeout.
+    pub open: u64,
+    pub open_established: u64,
+    /// Turns of the server's loop, and the last one that found no datagram waiting.
+    pub turns: u64,
+    pub last_idle_turn: u64,
+}
+
+impl Counts {
+    /// Requests the server took as processed: answered, cut, or still held when their
+    /// connection ended.
+    pub fn processed(&self) -> u64 {
+        self.seen - self.refused
+    }
+}
+
+pub struct GoawayServer {
+    pub addr: SocketAddr,
+    pub counts: Arc<Mutex<Counts>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for GoawayServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl GoawayServer {
+    pub fn start(ca: &TestCa, plan: Plan) -> GoawayServer {
+        assert!(
+            plan.hold < plan.after as usize,
+            "a held request before the GOAWAY's"
+        );
+        let (cert, key) = ca.leaf().write_pem(ca.dir());
+        let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
+        config
+            .set_application_protos(quiche::h3::APPLICATION_PROTOCOL)
+            .unwrap();
+        config
+            .load_cert_chain_from_pem_file(cert.to_str().unwrap())
+            .unwrap();
+        config
+            .load_priv_key_from_pem_file(key.to_str().unwrap())
+            .unwrap();
+        config.set_max_idle_timeout(30_000);
+        config.set_initial_max_data(1 << 22);
+        config.set_initial_max_stream_data_bidi_remote(1 << 16);
+        config.set_initial_max_streams_bidi(100);
+        config.set_initial_max_streams_uni(3);
+        config.set_initial_max_stream_data_uni(1 << 16);
+        config.set_disable_active_migration(true);
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = sock.local_addr().unwrap();
+        let counts = Arc::new(Mutex::new(Counts::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (c, s) = (counts.clone(), stop.clone());
+        let thread = std::thread::spawn(move || serve(sock, config, plan, c, s));
+        GoawayServer {
+            addr,
+            counts,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// The counts once every connection that completed its handshake has closed on the
+    /// server's side (within 10 s: bench closes each as its Webchild goes away) and the server
+    /// has found no datagram waiting in a turn begun after this was called (what bench sent
+    /// before is all read then).
+    pub fn settled(&self) -> Counts {
+        let start = Instant::now();
+        let from = self.counts.lock().unwrap().turns + 1;
+        loop {
+            let c = self.counts.lock().unwrap().clone();
+            let done = c.open_established == 0 && c.last_idle_turn > from;
+            if done || start.elapsed() > Duration::from_secs(10) {
+                assert!(done, "connections still open: {c:?}");
+                return c;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+struct Conn {
+    quic: quiche::Connection,
+    h3: Option<quiche::h3::Connection>,
+    /// Requests counted (refused ones not), the held ones' streams, and when the last came.
+    requests: u64,
+    held: Vec<u64>,
+    last_request: Instant,
+    /// The highest stream answered (or cut), and the GOAWAY's ID once sent.
+    top_answered: Option<u64>,
+    goaway: Option<u64>,
+    /// Responses whose body QUIC has not taken whole yet: (stream, bytes taken).
+    bodies: Vec<(u64, usize)>,
+    /// Streams answered whole (to know when they are all acknowledged, for `close`).
+    whole: Vec<u64>,
+    /// `close`: waiting to close (the GOAWAY sent, a datagram from the client since).
+    close_armed: bool,
+    heard_since: bool,
+}
+
+fn serve(
+    sock: UdpSocket,
+    mut config: quiche::Config,
+    plan: Plan,
+    counts: Arc<Mutex<Counts>>,
+    stop: Arc<AtomicBool>,
+) {
+    let local = sock.local_addr().unwrap();
+    let h3_config = quiche::h3::Config::new().unwrap();
+    let mut conns: HashMap<SocketAddr, Conn> = HashMap::new();
+    let (mut buf, mut out) = (vec![0u8; 65536], vec![0u8; 1500]);
+    while !stop.load(Ordering::SeqCst) {
+        let wait = (conns.values())
+            .filter_map(|c| c.quic.timeout())
+            .min()
+            .unwrap_or(Duration::from_millis(10))
+            .clamp(Duration::from_millis(1), Duration::from_millis(10));
+        sock.set_read_timeout(Some(wait)).unwrap();
+        let mut first = true;
+        let mut idle = true;
+        loop {
+            let got = match first {
+                true => sock.recv_from(&mut buf),
+                false => {
+                    sock.set_nonblocking(true).unwrap();
+                    let r = sock.recv_from(&mut buf);
+                    sock.set_nonblocking(false).unwrap();
+                    r
+                }
+            };
+            first = false;
+            let Ok((len, from)) = got else { break };
+            idle = false;
+            let initial = quiche::Header::from_slice(&mut buf[..len], quiche::MAX_CONN_ID_LEN)
+                .is_ok_and(|h| h.ty == quiche::Type::Initial);
+            if initial && conns.get(&from).is_some_and(|c| c.quic.is_draining()) {
+                conns.remove(&from);
+                counts.lock().unwrap().open -= 1;
+            }
+            if let Entry::Vacant(slot) = conns.entry(from) {
+                if !initial {
+                    continue;
+                }
+                let n = {
+                    let mut c = counts.lock().unwrap();
+                    c.accepted += 1;
+                    c.open += 1;
+                    c.accepted
+                };
+                let mut id = [0u8; 16];
+                id[..8].copy_from_slice(&n.to_be_bytes());
+                let scid = quiche::ConnectionId::from_ref(&id);
+                let quic = quiche::accept(&scid, None, local, from, &mut config).unwrap();
+                slot.insert(Conn {
+                    quic,
+                    h3: None,
+                    requests: 0,
+                    held: Vec::new(),
+                    last_request: Instant::now(),
+                    top_answered: None,
+                    goaway: None,
+                    bodies: Vec::new(),
+                    whole: Vec::new(),
+                    close_armed: false,
+                    heard_since: false,
+                });
+            }
+            let conn = conns.get_mut(&from).unwrap();
+            let info = quiche::RecvInfo { from, to: local };
+            let _ = conn.quic.recv(&mut buf[..len], info);
+            conn.heard_since = true;
+        }
+        for conn in conns.values_mut() {
+            if conn
+                .quic
+                .timeout_instant()
+                .is_some_and(|t| t <= Instant::now())
+            {
+                conn.quic.on_timeout();
+            }
+            if conn.h3.is_none() && conn.quic.is_established() {
+                conn.h3 = quiche::h3::Connection::with_transport(&mut conn.quic, &h3_config).ok();
+            }
+            step(conn, plan, &counts, &mut buf);
+            while let Ok((n, info)) = conn.quic.send(&mut out) {
+                let _ = sock.send_to(&out[..n], info.to);
+            }
+            if conn.close_armed && conn.heard_since && all_acknowledged(conn) {
+                conn.close_armed = false;
+                let _ = conn.quic.close(true, 0x100, b"");
+                while let Ok((n, info)) = conn.quic.send(&mut out) {
+                    let _ = sock.send_to(&out[..n], info.to);
+                }
+            }
+        }
+        let before = conns.len();
+        conns.retain(|_, c| !c.quic.is_closed());
+        let mut c = counts.lock().unwrap();
+        c.open -= (before - conns.len()) as u64;
+        c.open_established = conns.values().filter(|c| c.quic.is_established()).count() as u64;
+        c.turns += 1;
+        if idle {
+            c.last_idle_turn = c.turns;
+        }
+    }
+}
+
+/// A connection's HTTP/3 events acted on, its bodies pushed on, and its GOAWAY sent when due.
+fn step(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8]) {
+    while poll_one(conn, plan, counts, buf) {}
+    let quiet = !conn.held.is_empty() && conn.last_request.elapsed() >= QUIET;
+    let due = conn.goaway.is_none() && (conn.requests >= plan.after || quiet);
+    if due {
+        go_away(conn, plan, counts);
+    } else if conn.goaway.is_some() && !conn.held.is_empty() && conn.heard_since {
+        go_away_again(conn, plan, counts);
+    }
+    push_bodies(conn, counts);
+}
+
+/// Acts on the connection's next HTTP/3 event: false when there is none.
+fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8]) -> bool {
+    let Some(h3) = conn.h3.as_mut() else {
+        return false;
+    };
+    match h3.poll(&mut conn.quic) {
+        Ok((stream, quiche::h3::Event::Headers { .. })) => {
+            let mut c = counts.lock().unwrap();
+            c.seen += 1;
+            if conn.goaway.is_some_and(|g| stream >= g) {
+                c.refused += 1;
+                return true;
+            }
+            drop(c);
+            conn.requests += 1;
+            conn.last_request = Instant::now();
+            if conn.goaway.is_none() && conn.requests + plan.hold as u64 > plan.after {
+                conn.held.push(stream);
+            } else {
+                answer(conn, stream, counts, false);
+            }
+            true
+        }
+        Ok((stream, quiche::h3::Event::Data)) => {
+            while h3
+                .recv_body(&mut conn.quic, stream, buf)
+                .is_ok_and(|n| n > 0)
+            {}
+            true
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    }
+}
+
+/// Answers `stream`: its head, then its body (all of it, or half with `cut`) as QUIC takes it.
+fn answer(conn: &mut Conn, stream: u64, counts: &Mutex<Counts>, cut: bool) {
+    let Some(h3) = conn.h3.as_mut() else { return };
+    if conn.goaway.is_some_and(|g| stream >= g) {
+        counts.lock().unwrap().answered_above += 1;
+    }
+    conn.top_answered = conn.top_answered.max(Some(stream));
+    let len = BODY.to_string();
+    let head = [
+        quiche::h3::Header::new(b":status", b"200"),
+        quiche::h3::Header::new(b"content-length", len.as_bytes()),
+    ];
+    // A head that finds no room now is a bug of this server's sizing: its windows are far
+    // above what a test sends.
+    h3.send_response(&mut conn.quic, stream, &head, false)
+        .expect("room for a response head");
+    match cut {
+        true => {
+            let sent = h3.send_body(&mut conn.quic, stream, &[b'x'; BODY / 2], false);
+            assert!(sent.is_ok(), "half a body: {sent:?}");
+            counts.lock().unwrap().cut += 1;
+        }
+        false => conn.bodies.push((stream, 0)),
+    }
+}
+
+/// Bodies go on as QUIC takes them; a body taken whole is a request answered.
+fn push_bodies(conn: &mut Conn, counts: &Mutex<Counts>) {
+    let Some(h3) = conn.h3.as_mut() else { return };
+    let body = [b'x'; BODY];
+    let quic = &mut conn.quic;
+    let whole = &mut conn.whole;
+    conn.bodies.retain_mut(|(stream, taken)| {
+        while *taken < BODY {
+            match h3.send_body(quic, *stream, &body[*taken..], true) {
+                Ok(n) => *taken += n,
+                Err(_) => return true,
+            }
+            if *taken < BODY {
+                return true;
+            }
+        }
+        whole.push(*stream);
+        counts.lock().unwrap().answered += 1;
+        false
+    });
+}
+
+/// The GOAWAY: it names the held request `cover` places up (or the stream after the last held
+/// one); the held ones below it are answered (or cut, with `close`), the rest never are.
+fn go_away(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
+    conn.held.sort_unstable();
+    let id = match conn.held.get(plan.cover) {
+        Some(&s) => s,
+        None => conn
+            .held
+            .last()
+            .max(conn.top_answered.as_ref())
+            .map_or(0, |s| s + 4),
+    };
+    let Some(h3) = conn.h3.as_mut() else { return };
+    // The control stream has room for a few bytes at any time in these tests.
+    h3.send_goaway(&mut conn.quic, id).expect("GOAWAY written");
+    conn.goaway = Some(id);
+    let mut c = counts.lock().unwrap();
+    c.goaways += 1;
+    // Answered before at or above the ID: processed, then said not to be.
+    if conn.top_answered.is_some_and(|t| t >= id) {
+        c.answered_above += 1;
+    }
+    let held = std::mem::take(&mut conn.held);
+    let refused = held.iter().filter(|&&s| s >= id).count();
+    c.refused += refused as u64;
+    drop(c);
+    conn.held = held.into_iter().filter(|&s| s < id).collect();
+    conn.heard_since = false;
+    if plan.again == 0 {
+        answer_held(conn, plan, counts);
+    }
+}
+
+/// The second GOAWAY (`again`): it names the covered held request `again` places from the
+/// last; those from it on are refused, the rest answered (or cut).
+fn go_away_again(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
+    let id = conn.held[conn.held.len().saturating_sub(plan.again)];
+    let Some(h3) = conn.h3.as_mut() else { return };
+    h3.send_goaway(&mut conn.quic, id)
+        .expect("a second GOAWAY written");
+    conn.goaway = Some(id);
+    let refused = conn.held.iter().filter(|&&s| s >= id).count();
+    let mut c = counts.lock().unwrap();
+    c.goaways += 1;
+    c.refused += refused as u64;
+    drop(c);
+    conn.held.retain(|&s| s < id);
+    conn.heard_since = false;
+    answer_held(conn, plan, counts);
+}
+
+/// The held requests the last GOAWAY covered, answered (or cut, with `close`, which the
+/// connection then waits to do).
+fn answer_held(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
+    for s in std::mem::take(&mut conn.held) {
+        answer(conn, s, counts, plan.close);
+    }
+    conn.close_armed = plan.close;
+}
+
+/// Every response answered whole on the connection has been acknowledged (QUIC let go of its
+/// stream), so that closing drops nothing but what was cut.
+fn all_acknowledged(conn: &mut Conn) -> bool {
+    conn.bodies.is_empty()
+        && (conn.whole.iter()).all(|&s| {
+            matches!(
+                conn.quic.stream_capacity(s),
+                Err(quiche::Error::InvalidStreamState(_))
+            )
+        })
+}
