@@ -275,8 +275,12 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
             user: user.as_deref(),
         };
         // A large body may not be taken whole in this turn: its line waits for it to be
-        // written (its status is counted now, as every response's is).
-        let held = w.log.is_some() && !is_head && reply.body_bytes > HOLD_BODY_BYTES;
+        // written (its status is counted now, as every response's is), while the thread's
+        // held records are within their budget.
+        let held = w.log.is_some()
+            && !is_head
+            && reply.body_bytes > HOLD_BODY_BYTES
+            && w.held_logs.has_room();
         if held {
             h.hold(&entry(), w);
         } else {
@@ -290,9 +294,11 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
         if !is_head {
             s.queued += queue_body(reply.body, &mut b.segs);
         }
-        if let Some(last) = h.held.back_mut().filter(|_| held) {
+        if held {
             // The body is the last of the queue.
-            last.end = s.written + s.queued;
+            if let Some(last) = h.held.back_mut() {
+                last.end = s.written + s.queued;
+            }
         }
         if reply.close {
             s.close_after = true;

@@ -10,7 +10,10 @@
 //!
 //! Records come from the thread's [`Spares`] (`Worker::held_logs`, one list for the three
 //! protocols) and go back to it, so that no allocation is made per response once the list has
-//! grown to the responses held at once.
+//! grown to the responses held at once. The records held at once are bounded by their bytes
+//! ([`HELD_BYTES_BUDGET`] a thread): past it, a response is logged as it is answered with its
+//! whole length, as a small one is (a hundred HTTP/2 streams with 16 KiB headers each, on
+//! every connection, would otherwise pin megabytes until each stream ends).
 
 use std::net::IpAddr;
 
@@ -19,9 +22,9 @@ use std::time::SystemTime;
 use crate::access_log::{AccessLog, Entry};
 use crate::protocol::Worker;
 
-/// A response body longer than this is held (HTTP/1.1, HTTP/2): a shorter one is taken by the
-/// kernel's socket buffer in the turn it is answered, in practice, so its whole length is what
-/// was sent, and it is logged at once with nothing copied. (HTTP/3 holds exactly the responses
+/// A response body longer than this is held (HTTP/1.1, HTTP/2): a shorter one is logged as it
+/// is answered with its whole length, whether or not all of it left (in practice the socket
+/// buffer takes it in that turn), with nothing copied. (HTTP/3 holds exactly the responses
 /// QUIC did not take whole at once.)
 pub(crate) const HOLD_BODY_BYTES: u64 = 64 * 1024;
 
@@ -30,6 +33,10 @@ const MAX_SPARES: usize = 256;
 /// A record whose buffers grew past this (a long path, `Referer` or `User-Agent`) is dropped,
 /// not kept as a spare: 256 spares of 16 KiB fields would pin 4 MiB on a thread.
 const MAX_SPARE_BYTES: usize = 2048;
+/// The bytes the records held at once on a thread may own: past this, a response is logged as
+/// it is answered (its whole length), not held. 4 MiB is a thousand records of ordinary
+/// headers, or 256 of the longest a request may carry.
+pub(crate) const HELD_BYTES_BUDGET: usize = 4 * 1024 * 1024;
 
 /// What a held response's log line needs, owned.
 #[derive(Default, Debug)]
@@ -95,14 +102,25 @@ impl HeldLog {
     }
 }
 
-/// One thread's records of responses no longer held, kept for the next.
+/// One thread's records of responses no longer held, kept for the next, and the bytes of the
+/// records out (held).
 #[derive(Default, Debug)]
-pub(crate) struct Spares(Vec<HeldLog>);
+pub(crate) struct Spares {
+    spare: Vec<HeldLog>,
+    /// The buffers' bytes of the records handed out by [`Spares::hold`] and not given back.
+    held_bytes: usize,
+}
 
 impl Spares {
+    /// Whether one more response may be held: the records held now own less than
+    /// [`HELD_BYTES_BUDGET`]. Otherwise the response is logged as it is answered.
+    pub fn has_room(&self) -> bool {
+        self.held_bytes < HELD_BYTES_BUDGET
+    }
+
     /// A record holding a copy of `e`, from the spares when there is one.
     pub fn hold(&mut self, e: &Entry<'_>) -> HeldLog {
-        let mut h = self.0.pop().unwrap_or_default();
+        let mut h = self.spare.pop().unwrap_or_default();
         h.peer = Some(e.peer);
         h.line.clear();
         h.line.extend_from_slice(e.request_line);
@@ -110,13 +128,16 @@ impl Spares {
         h.user_agent.refill(e.user_agent);
         h.user.refill(e.user);
         (h.status, h.body_bytes) = (e.status, e.body_bytes);
+        self.held_bytes += h.capacity();
         h
     }
 
-    /// Keeps `h` for the next hold, unless enough are kept or it grew large.
+    /// Takes `h` back (its buffers unchanged since [`Spares::hold`]) and keeps it for the next
+    /// hold, unless enough are kept or it grew large.
     fn give(&mut self, h: HeldLog) {
-        if kept_as_spare(&h, self.0.len()) {
-            self.0.push(h);
+        self.held_bytes = self.held_bytes.saturating_sub(h.capacity());
+        if kept_as_spare(&h, self.spare.len()) {
+            self.spare.push(h);
         }
     }
 }
@@ -148,5 +169,48 @@ mod tests {
         assert!(!kept_as_spare(&h, MAX_SPARES));
         h.referer.refill(Some(&[b'r'; 16 * 1024]));
         assert!(!kept_as_spare(&h, 0));
+    }
+
+    fn entry<'a>(user_agent: &'a [u8]) -> Entry<'a> {
+        Entry {
+            peer: IpAddr::from([127, 0, 0, 1]),
+            request_line: b"GET /big HTTP/2.0",
+            status: 200,
+            body_bytes: 1 << 20,
+            referer: None,
+            user_agent: Some(user_agent),
+            user: None,
+        }
+    }
+
+    #[test]
+    fn the_records_held_at_once_stop_at_the_byte_budget_and_make_room_as_they_end() {
+        let mut spares = Spares::default();
+        let long = vec![b'u'; 16 * 1024];
+        let mut held = Vec::new();
+        while spares.has_room() {
+            held.push(spares.hold(&entry(&long)));
+            assert!(held.len() <= HELD_BYTES_BUDGET / long.len() + 1, "no limit");
+        }
+        // Each record owns at least its 16 KiB copy: the budget stops them at about 256.
+        assert!(
+            held.len() >= HELD_BYTES_BUDGET / (2 * long.len()),
+            "{}",
+            held.len()
+        );
+        let owned: usize = held.iter().map(HeldLog::capacity).sum();
+        assert_eq!(spares.held_bytes, owned);
+        assert!(owned >= HELD_BYTES_BUDGET);
+        spares.give(held.pop().unwrap());
+        assert!(spares.has_room(), "a record that ends makes room");
+        for h in held.drain(..) {
+            spares.give(h);
+        }
+        assert_eq!(spares.held_bytes, 0);
+        // Small records from the spares count too, and go back to nothing.
+        let small = spares.hold(&entry(b"curl/8"));
+        assert!(spares.held_bytes > 0 && spares.has_room());
+        spares.give(small);
+        assert_eq!(spares.held_bytes, 0);
     }
 }

@@ -1,9 +1,13 @@
 //! The access-log line of a response whose body is over `HOLD_BODY_BYTES` (`held_log.rs`):
-//! held in its stream's slot and written when the stream ends (its END_STREAM framed, the
-//! stream reset by either side, or the connection gone), with the DATA bytes of its body
-//! framed into the connection's output queue by then. That counts what the queue still holds
-//! unwritten, at most `max_pipeline_bytes` and a frame; a client that cuts a 20 MB transfer off
-//! after 2 MB is logged with about 2 MB. A smaller response is logged as it is answered.
+//! held in its stream's slot and written when its body ends (its last DATA frame, with
+//! END_STREAM, framed into the connection's output: after that send, whether or not the
+//! stream stays open for a request body still coming; or the stream reset by either side, or
+//! the connection gone), with the DATA bytes of its body framed into the connection's output
+//! queue by then. That counts what the queue still holds unwritten, at most
+//! `max_pipeline_bytes` and a frame (over TLS, also the encrypted output not yet written, up
+//! to 256 KiB); a client that cuts a 20 MB transfer off after 2 MB is logged with about 2 MB.
+//! A smaller response is logged as it is answered with its whole length, and so is a large
+//! one while the thread's held records are over their budget (`held_log.rs`).
 
 use http2::StreamId;
 
@@ -22,7 +26,7 @@ pub(super) fn log_or_hold<'a>(
     staged: &mut Option<HeldLog>,
     entry: impl FnOnce() -> Entry<'a>,
 ) -> bool {
-    if w.log.is_some() && body > HOLD_BODY_BYTES {
+    if w.log.is_some() && body > HOLD_BODY_BYTES && w.held_logs.has_room() {
         hold(w, &entry(), staged);
         return true;
     }

@@ -62,7 +62,12 @@ impl H3 {
             user_agent: line.user_agent,
             user: line.user,
         };
-        p.log = Some(w.held_logs.hold(&entry));
+        if w.held_logs.has_room() {
+            p.log = Some(w.held_logs.hold(&entry));
+        } else if let Some(log) = w.log.as_mut() {
+            // The thread holds enough: logged now with its whole length.
+            log.record(&entry, w.wall);
+        }
     }
 }
 
