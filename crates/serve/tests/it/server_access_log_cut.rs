@@ -1,7 +1,8 @@
 //! The access log's `%b` for a transfer the client cuts off: the body bytes sent, not the
 //! body's whole length, over HTTP/1.1 and HTTP/2 (HTTP/3's are in `server_h3_default.rs`); a
-//! whole transfer logs the whole length; a transfer under way at shutdown is logged once. The
-//! counts are those of a response answered, whatever became of its body.
+//! whole transfer logs the whole length; a transfer under way at shutdown is logged once; an
+//! HTTP/1.1 transfer cut over TLS, and an HTTP/2 stream reset on a connection that goes on, log
+//! theirs too. The counts are those of a response answered, whatever became of its body.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -9,6 +10,7 @@ use std::path::Path;
 
 use crate::common::*;
 use crate::h2_support::Client;
+use crate::tls_support::{both_versions, Certs, TlsStream};
 
 /// What the client reads of a large body before it closes.
 const READ: usize = 256 << 10;
@@ -83,9 +85,13 @@ fn logging_server(log: &Path, tweak: impl FnOnce(&mut serve::Config)) -> TestSer
     })
 }
 
+/// A byte stream: TCP, or TLS over it.
+trait ReadWrite: Read + Write {}
+impl<S: Read + Write> ReadWrite for S {}
+
 /// Sends an HTTP/1.1 GET for `path` and reads until `body` bytes of its body are in; returns
 /// the body bytes read (a read may bring more).
-fn h1_read_part(s: &mut TcpStream, path: &str, body: u64) -> u64 {
+fn h1_read_part(s: &mut impl ReadWrite, path: &str, body: u64) -> u64 {
     write!(s, "GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
     let mut buf = vec![0u8; 64 << 10];
     // The head's bytes (kept until its end is found), then only a count.
@@ -180,8 +186,9 @@ fn a_transfer_under_way_at_shutdown_is_logged_once_with_the_bytes_sent() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("access.log");
     // The shutdown's grace for output under way is the send timeout: short, so the stalled
-    // client is let go within the test's bound.
-    let srv = logging_server(&log, |c| c.send_timeout_ms = 500);
+    // client is let go within the test's bound, and long enough that the send timeout does not
+    // close the connection before the stop (its line is then written as the loop ends).
+    let srv = logging_server(&log, |c| c.send_timeout_ms = 5_000);
     let (path, len) = large_file(&srv);
     let (mut s, rcvbuf) = small_client(srv.addr);
     let read = h1_read_part(&mut s, &path, READ as u64);
@@ -258,4 +265,103 @@ fn a_whole_http2_transfer_logs_the_whole_body() {
     assert!(got[1].ends_with("\" 200 -"), "{got:?}");
     let st = srv.stop();
     assert_eq!((st.requests, st.status_2xx), (2, 2), "{st:?}");
+}
+
+#[test]
+fn a_cut_http1_transfer_over_tls_logs_the_bytes_sealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let certs = Certs::new(false);
+    let l2 = log.clone();
+    let srv = certs.serve(move |c| c.access_log = Some(l2));
+    let (path, len) = large_file(&srv);
+    let (sock, rcvbuf) = small_client(srv.addr);
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn = rustls::ClientConnection::new(certs.client(&both_versions()), name).unwrap();
+    let mut s: TlsStream = rustls::StreamOwned::new(conn, sock);
+    let read = h1_read_part(&mut s, &path, READ as u64);
+    let st = srv.stats();
+    assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
+    drop(s);
+    let got = logged(&log, 1);
+    let b = bytes_of(&got[0]);
+    // Sealed into records is at most one round (256 KiB) ahead of what the kernel took; the
+    // kernel's buffers hold records, each longer than the body bytes it carries.
+    let bound = read + rcvbuf + server_sndbuf_max() + (256 << 10);
+    println!("%b {b}: read {read}, bound {bound}, file {len}");
+    assert!(
+        b >= read && b <= bound,
+        "%b {b}: read {read}, bound {bound}, file {len}"
+    );
+    assert!(b < len, "{}", got[0]);
+    let st = srv.stop();
+    assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
+}
+
+/// A socket that counts the bytes read from it.
+struct Counted {
+    s: TcpStream,
+    read: u64,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.s.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.s.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.s.flush()
+    }
+}
+
+#[test]
+fn an_http2_stream_reset_mid_transfer_logs_its_bytes_and_the_connection_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let srv = logging_server(&log, |_| {});
+    let max_pipeline = serve::Config::default().max_pipeline_bytes as u64;
+    let (path, len) = large_file(&srv);
+    let (sock, rcvbuf) = small_client(srv.addr);
+    let mut c = Client::new(Counted { s: sock, read: 0 }, "localhost");
+    let id = c.submit("GET", &path, &[]);
+    assert!(c.run_until(|s| s.responses.get(&id).is_some_and(|r| r.body.len() >= READ)));
+    let read = c.seen.responses[&id].body.len() as u64;
+    const CANCEL: u32 = 0x8;
+    c.session.submit_rst_stream(id, CANCEL).unwrap();
+    c.flush();
+    // The same connection, a small response after the reset.
+    let r = c.get("/a.txt", &[]);
+    assert_eq!((r.status, r.body.len()), (200, 5));
+    let got = logged(&log, 2);
+    let cut = (got
+        .iter()
+        .find(|l| l.contains(&format!("\"GET {path} HTTP/2.0\" 200 "))))
+    .unwrap_or_else(|| panic!("no line of the reset stream: {got:?}"));
+    let b = bytes_of(cut);
+    // The stream goes on until the server reads the reset: what the client drained meanwhile
+    // (dropped by its session, so counted off the socket, frames and all) is framed too.
+    let bound = c.io.read + rcvbuf + server_sndbuf_max() + max_pipeline + (16 << 10);
+    println!("%b {b}: read {read}, bound {bound}, file {len}");
+    assert!(
+        b >= read && b <= bound,
+        "%b {b}: read {read}, bound {bound}, file {len}"
+    );
+    assert!(b < len, "{cut}");
+    let small = (got
+        .iter()
+        .find(|l| l.contains("\"GET /a.txt HTTP/2.0\" 200 ")))
+    .unwrap_or_else(|| panic!("no line of the GET after: {got:?}"));
+    assert_eq!(bytes_of(small), 5, "{small}");
+    drop(c);
+    let st = srv.stop();
+    assert_eq!((st.requests, st.status_2xx), (2, 2), "{st:?}");
+    assert_eq!((st.accepted, st.h2_resets_received), (1, 1), "{st:?}");
 }
