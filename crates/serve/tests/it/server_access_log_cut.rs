@@ -9,7 +9,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 
 use crate::common::*;
-use crate::h2_support::Client;
+use crate::h2_support::{raw, read_until_ended, Client};
 use crate::tls_support::{both_versions, Certs, TlsStream};
 
 /// What the client reads of a large body before it closes.
@@ -364,4 +364,29 @@ fn an_http2_stream_reset_mid_transfer_logs_its_bytes_and_the_connection_goes_on(
     let st = srv.stop();
     assert_eq!((st.requests, st.status_2xx), (2, 2), "{st:?}");
     assert_eq!((st.accepted, st.h2_resets_received), (1, 1), "{st:?}");
+}
+
+#[test]
+fn an_http2_line_is_written_once_its_body_is_framed_whole_with_the_request_body_still_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    // The request body may take a minute: the stream stays open past the test's wait.
+    let srv = logging_server(&log, |c| c.body_timeout_ms = 60_000);
+    let mut s = connect(srv.addr);
+    let mut out = raw::PREFACE.to_vec();
+    raw::settings(&mut out, &[(4, 16 << 20)]); // a stream window for the whole body
+    raw::get(&mut out, 1, "/300k.bin", 0); // no END_STREAM: a body is coming
+    s.write_all(&out).unwrap();
+    let (mut buf, mut have) = (vec![0u8; 64 << 10], 0);
+    read_until_ended(&mut s, &mut buf, &mut have, 1);
+    let got = logged(&log, 1);
+    assert_eq!(bytes_of(&got[0]), 300 << 10, "{got:?}");
+    let st = srv.stats();
+    assert_eq!(
+        (st.requests, st.h2_resets_sent),
+        (1, 0),
+        "the stream is open: {st:?}"
+    );
+    drop(s);
+    srv.stop();
 }
