@@ -159,8 +159,11 @@ impl<T: Transport> Conn<T> {
             if self.session.queued > 0 || self.io.has_output() {
                 let before = kernel_took(&w.stats);
                 match self.io.flush(env, &mut self.session, &mut w.stats) {
+                    // (Its held log lines are written as it closes.)
                     Err(_) => return false,
                     Ok(Flushed::Blocked) => {
+                        // Held log lines of responses now written whole (HTTP/1.1).
+                        self.session.settle_held(w);
                         // The send timeout counts from the last progress, not the last event (a
                         // client sending more input while reading nothing does not extend it),
                         // and progress is bytes the kernel took: output moved into a transport's
@@ -175,7 +178,7 @@ impl<T: Transport> Conn<T> {
                         }
                         return true;
                     }
-                    Ok(Flushed::All) => {}
+                    Ok(Flushed::All) => self.session.settle_held(w),
                 }
             }
             // A program's response is still to come: the close waits for it.

@@ -173,6 +173,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                 gateways,
                 auth: (control.auth.clone()).map(|shared| Box::new(Guard::new(shared))),
                 h2_spares: Default::default(),
+                held_logs: Default::default(),
             },
             env,
             accept_paused_until: None,
@@ -405,6 +406,9 @@ impl<'a, T: Transport> Loop<'a, T> {
         // Its client is gone: its programs are killed (reaped by the sweep), their requests
         // logged.
         c.abandon_programs(&mut self.worker, &mut self.pool);
+        // Its responses still under way are logged with the body bytes they sent (at the
+        // loop's end too: before the log's last flush).
+        c.session.log_held(&mut self.worker);
         if let Some(b) = c.session.bufs.take() {
             self.pool.give(b);
         }

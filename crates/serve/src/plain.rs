@@ -123,6 +123,7 @@ impl Transport for PlainTcp {
                     };
                     st.sendfile_bytes += n;
                     session.queued -= n;
+                    session.written += n;
                     *offset += n;
                     *len -= n;
                     if *len == 0 {
@@ -182,6 +183,7 @@ impl Transport for PlainTcp {
                     };
                     st.written_bytes += n as u64;
                     session.queued -= n as u64;
+                    session.written += n as u64;
                     b.advance(n);
                     if n < total {
                         return Ok(Flushed::Blocked);

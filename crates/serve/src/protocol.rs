@@ -63,6 +63,9 @@ pub(crate) struct Worker {
     pub auth: Option<Box<crate::auth::Guard>>,
     /// HTTP/2 request storage of this thread's idle connections, for those that wake.
     pub h2_spares: h2::Spares,
+    /// Access-log records of responses held until they end, kept for the next
+    /// (`protocol/held_log.rs`).
+    pub held_logs: held_log::Spares,
 }
 
 /// The protocol's own timers, read after every drive ([`Session::clock`]).
@@ -128,6 +131,10 @@ pub(crate) struct Session {
     pub bufs: Option<Bufs>,
     /// Unsent bytes in the output queue.
     pub queued: u64,
+    /// Bytes taken from the output queue since the connection began (written to the socket,
+    /// or sealed into TLS records): where a held HTTP/1.1 response's body ends is counted on it.
+    /// The transport adds what it takes from `queued`.
+    pub written: u64,
     /// Close once the queued output is written (no more requests are parsed).
     pub close_after: bool,
     /// The close must be a lingering one: the client may still be sending (an error response).
@@ -149,12 +156,34 @@ impl Session {
             peer,
             bufs: None,
             queued: 0,
+            written: 0,
             close_after: false,
             linger: false,
             served: false,
             head_since: now,
             launches: Vec::new(),
             proto: Proto::Undecided,
+        }
+    }
+
+    /// After a write: the held HTTP/1.1 responses written whole are logged
+    /// (`protocol/held_log.rs`). Nothing to do, and nothing looked at, when none is held.
+    #[inline]
+    pub fn settle_held(&mut self, w: &mut Worker) {
+        if let Proto::H1(h) = &mut self.proto {
+            if h.holds_logs() {
+                h.settle_held(self.written, w);
+            }
+        }
+    }
+
+    /// The connection is gone (closed, timed out, or the loop ends): every response still
+    /// held is logged with the body bytes it sent.
+    pub fn log_held(&mut self, w: &mut Worker) {
+        match &mut self.proto {
+            Proto::H1(h) => h.log_held(self.written, w),
+            Proto::H2(h) => h.log_held(w),
+            Proto::Undecided => {}
         }
     }
 
@@ -410,6 +439,7 @@ mod gather;
 mod h1;
 mod h2;
 mod h3;
+mod held_log;
 mod preface;
 pub(crate) mod programs;
 

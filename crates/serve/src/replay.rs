@@ -51,6 +51,7 @@ impl Replay {
                 gateways: None,
                 auth: None,
                 h2_spares: Default::default(),
+                held_logs: Default::default(),
             },
             pool: Pool::new(
                 config.max_header_bytes.max(16 * 1024),

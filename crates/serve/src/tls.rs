@@ -356,6 +356,7 @@ impl Transport for TlsTcp {
                 while sealed < SEAL_ROUND && !b.segs.is_empty() {
                     let n = self.seal(env, b, st)?;
                     session.queued -= n as u64;
+                    session.written += n as u64;
                     sealed += n;
                 }
                 if b.segs.is_empty() {
@@ -485,6 +486,7 @@ impl TlsTcp {
                 Err(e) => return Err(e),
             };
             session.queued -= n as u64;
+            session.written += n as u64;
             b.advance(n);
         }
         b.out.clear();

@@ -203,9 +203,14 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
 fn by_protocol(stats: &ServerStats) -> String {
     let (h1, h2) = (stats.http1_connections, stats.http2_connections);
     let mut s = format!("{h1} HTTP/1.x, {h2} HTTP/2");
-    let undecided = stats.accepted.saturating_sub(h1 + h2);
+    // A connection refused at max_connections was accepted and closed at once: in no
+    // protocol, and not among those that closed before choosing one.
+    let undecided = stats.accepted.saturating_sub(h1 + h2 + stats.rejected);
     if undecided > 0 {
         s += &format!(", {undecided} closed before choosing one");
+    }
+    if stats.rejected > 0 {
+        s += &format!(", {} refused at max_connections", stats.rejected);
     }
     s
 }

@@ -541,6 +541,79 @@ fn the_exit_summary_s_connections_by_protocol_add_up() {
 }
 
 #[test]
+fn the_exit_summary_names_the_connections_refused_at_max_connections_apart() {
+    // One connection allowed, busy with a second request's head: the next is accepted and
+    // closed at once. It is neither HTTP/1.x nor "closed before choosing one".
+    let root = tempfile::tempdir().unwrap();
+    site(root.path(), "one");
+    let config = root.path().join("limits.toml");
+    std::fs::write(&config, "max_connections = 1\n").unwrap();
+    let child = flint()
+        .args(["serve", root.path().to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "-t", "1", "--config"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn flint serve");
+    let mut server = Server {
+        addr: String::new(),
+        child,
+    };
+    let stderr = server.child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let banner = rx.recv_timeout(WAIT).expect("banner");
+    server.addr = banner
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("address")
+        .to_string();
+    let addr: SocketAddr = server.addr.parse().unwrap();
+    let mut busy = TcpStream::connect_timeout(&addr, WAIT).expect("connect");
+    busy.set_read_timeout(Some(WAIT)).unwrap();
+    // Its first response read means the server has read the second head's start too.
+    busy.write_all(b"GET /who HTTP/1.1\r\nHost: t\r\n\r\nGET /who HTTP/1.1\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !got.ends_with(b"\r\n\r\none") {
+        let n = busy.read(&mut buf).expect("the first response");
+        assert!(n > 0, "closed: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    let mut refused = TcpStream::connect_timeout(&addr, WAIT).expect("connect");
+    refused.set_read_timeout(Some(WAIT)).unwrap();
+    let _ = refused.write_all(b"GET /who HTTP/1.1\r\nHost: t\r\n\r\n");
+    match refused.read(&mut buf) {
+        Ok(0) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        other => panic!("the second connection was not refused: {other:?}"),
+    }
+    drop(busy);
+    assert!(terminate(&mut server).success());
+    let mut rest = Vec::new();
+    while let Ok(line) = rx.recv_timeout(WAIT) {
+        rest.push(line);
+    }
+    let line = rest
+        .iter()
+        .find(|l| l.contains("stopped after"))
+        .unwrap_or_else(|| panic!("no summary: {rest:?}"));
+    assert!(
+        line.contains(
+            "after 1 requests on 2 connections (1 HTTP/1.x, 0 HTTP/2, 1 refused at max_connections)"
+        ),
+        "{line}"
+    );
+}
+
+#[test]
 fn more_threads_than_the_open_file_limit_holds_names_the_threads() {
     // Under a hard limit of 40 open files, 64 threads' listening sockets cannot all open: the
     // line names the thread count and the limit, not the address (port 0 did not fail).

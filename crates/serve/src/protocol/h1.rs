@@ -5,13 +5,21 @@
 //! for one) is read and dropped within a limit (`body.rs`), so the requests pipelined after it
 //! are answered on the same connection. No system call here (as hyper's h1 keeps its protocol
 //! state apart from its I/O).
+//!
+//! The access log's `%b` is the body bytes the kernel accepted (over TLS: sealed into records,
+//! at most one round ahead of it): a response whose body is over
+//! [`HOLD_BODY_BYTES`] holds its line (`held_log.rs`) with where its body ends in the
+//! connection's output (pipelined responses queue one after another), and is logged once the
+//! connection's writes pass that point, or when the connection goes, with what was written of
+//! its body by then.
 
 use std::collections::VecDeque;
 
 use wire::{Method, Request};
 
 use super::body::Drain;
-use super::{finish, Session, Worker};
+use super::held_log::{HeldLog, HOLD_BODY_BYTES};
+use super::{count_status, finish, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::{asked, cgi, Route};
@@ -27,9 +35,58 @@ pub(super) struct H1 {
     body: Option<Drain>,
     /// The request a program is answering (nothing else is parsed meanwhile).
     gateway: Option<Box<gateway::Exchange>>,
+    /// Responses whose log line waits for their body to be written, in response order.
+    held: VecDeque<Held>,
+}
+
+/// A response's log line held until its body is written (or the connection goes).
+#[derive(Debug)]
+struct Held {
+    log: HeldLog,
+    /// Where its body ends in the connection's output (`Session::written` counts it).
+    end: u64,
+}
+
+impl Held {
+    /// Its body bytes among the first `written` of the connection's output.
+    fn sent(&self, written: u64) -> u64 {
+        let start = self.end - self.log.body_bytes();
+        written.saturating_sub(start).min(self.log.body_bytes())
+    }
 }
 
 impl H1 {
+    pub fn holds_logs(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Holds the line of the response being answered (its end set once its body is queued),
+    /// and counts its status. Apart, and cold: the small responses' path does not carry it.
+    #[cold]
+    #[inline(never)]
+    fn hold(&mut self, entry: &Entry<'_>, w: &mut Worker) {
+        count_status(&mut w.stats, entry.status);
+        let log = w.held_logs.hold(entry);
+        self.held.push_back(Held { log, end: 0 });
+    }
+
+    /// Logs the held responses whose body ends within the first `written` bytes of output.
+    #[inline(never)]
+    pub fn settle_held(&mut self, written: u64, w: &mut Worker) {
+        while let Some(h) = self.held.pop_front_if(|h| h.end <= written) {
+            let sent = h.sent(written);
+            w.held_done(h.log, sent);
+        }
+    }
+
+    /// The connection is gone: every held response is logged with what was written of it.
+    pub fn log_held(&mut self, written: u64, w: &mut Worker) {
+        while let Some(h) = self.held.pop_front() {
+            let sent = h.sent(written);
+            w.held_done(h.log, sent);
+        }
+    }
+
     pub fn reading_body(&self) -> bool {
         self.body.is_some()
     }
@@ -208,7 +265,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                 (reply, None, None, None)
             }
         };
-        finish(w, reply.status, || Entry {
+        let entry = || Entry {
             peer: s.peer.ip(),
             request_line: first_line(buf),
             status: reply.status,
@@ -216,7 +273,19 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
             referer,
             user_agent,
             user: user.as_deref(),
-        });
+        };
+        // A large body may not be taken whole in this turn: its line waits for it to be
+        // written (its status is counted now, as every response's is), while the thread's
+        // held records are within their budget.
+        let held = w.log.is_some()
+            && !is_head
+            && reply.body_bytes > HOLD_BODY_BYTES
+            && w.held_logs.has_room();
+        if held {
+            h.hold(&entry(), w);
+        } else {
+            finish(w, reply.status, entry);
+        }
         pos += used;
         s.served = true;
         s.queued += (b.out.len() - start) as u64;
@@ -224,6 +293,12 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
         // Never a body after a HEAD's head, whatever the responder said.
         if !is_head {
             s.queued += queue_body(reply.body, &mut b.segs);
+        }
+        if held {
+            // The body is the last of the queue.
+            if let Some(last) = h.held.back_mut() {
+                last.end = s.written + s.queued;
+            }
         }
         if reply.close {
             s.close_after = true;

@@ -31,7 +31,8 @@
 //! table (slots, hints, freed slots, the arena, the ended ring, each stream's body clock),
 //! `h2/handler.rs` the nghttp2 callbacks that fill it and frame bodies, `h2/respond.rs` one
 //! complete request answered, `h2/reply.rs` a reply submitted on its stream, `h2/fields.rs` the
-//! response head handed over as HTTP/2 fields, and for a request a program answers,
+//! response head handed over as HTTP/2 fields, `h2/logging.rs` the access-log line of a large
+//! response held until its stream ends, and for a request a program answers,
 //! `h2/exchange.rs` the stream's exchange with it and `h2/gateway.rs` the protocol's side of
 //! the gateway seam.
 
@@ -56,6 +57,7 @@ mod exchange;
 mod fields;
 pub(super) mod gateway;
 mod handler;
+mod logging;
 mod reply;
 mod respond;
 mod streams;
@@ -99,6 +101,9 @@ pub(crate) struct H2 {
     /// The last `:authority` that passed wire's Host checks: the next equal one is not checked.
     passed_host: wire::PassedHost,
     log_line: Vec<u8>,
+    /// The line of the response being answered, held until its stream ends, on its way to
+    /// the stream's slot (`h2/logging.rs`).
+    staged_log: Option<crate::protocol::held_log::HeldLog>,
     /// A graceful GOAWAY was submitted (shutdown): no new stream, the open ones finish.
     going_away: bool,
     /// A request's header block was under way after the last `answer`.
@@ -135,6 +140,7 @@ impl H2 {
             field_room: FieldRoom::new(),
             passed_host: wire::PassedHost::default(),
             log_line: Vec::new(),
+            staged_log: None,
             going_away: false,
             head_pending: false,
             launches: Vec::new(),
@@ -409,6 +415,9 @@ fn answer_awake(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -
     s.bufs = h.streams.bufs.take();
     s.queued += h.streams.queued;
     flush_counts(&mut h.streams.counts, w);
+    if !h.streams.ended_logs.is_empty() {
+        h.log_ended(w);
+    }
     if sent.is_err() || (!h.framer.want_read() && !h.framer.want_write()) {
         // Done: a GOAWAY exchanged and no stream left, or a protocol error answered with
         // GOAWAY. The client may still be sending: the close lingers.

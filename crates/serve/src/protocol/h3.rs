@@ -123,7 +123,7 @@ struct Pending {
     head: Option<OwnedHead>,
     rest: Option<Rest>,
     /// Its access-log line, written when it ends (`h3/logging.rs`).
-    log: Option<logging::HeldLog>,
+    log: Option<super::held_log::HeldLog>,
 }
 
 /// Every HTTP/3 connection of one thread.
@@ -151,8 +151,6 @@ pub(crate) struct H3 {
     programs: Programs<RequestId>,
     /// Requests whose bodies are gathered before a program hears of them.
     gathering: HashMap<RequestId, Gathering, RandomState>,
-    /// Access-log records of held-back responses, kept for the next (`h3/logging.rs`).
-    spare_logs: Vec<logging::HeldLog>,
 }
 
 impl H3 {
@@ -169,7 +167,6 @@ impl H3 {
             launches: Vec::new(),
             programs: Programs::new(H3_TOKEN),
             gathering: HashMap::default(),
-            spare_logs: Vec::new(),
         }
     }
 
@@ -290,7 +287,7 @@ impl H3 {
     /// dropped, its access-log line written with the bytes it sent.
     fn pending_done(&mut self, id: RequestId, w: &mut Worker) {
         if let Some(p) = self.pending.remove(&id) {
-            logging::done(p, &mut self.spare_logs, w);
+            logging::done(p, w);
         }
     }
 

@@ -14,6 +14,7 @@ use crate::respond::{Responder, SMALL_BODY};
 use crate::stats::ServerStats;
 
 mod h2_session;
+mod held_logs;
 
 struct Fixture {
     _root: tempfile::TempDir,
@@ -56,6 +57,7 @@ fn fixture(max_pipeline: usize) -> Fixture {
         gateways: None,
         auth: None,
         h2_spares: Default::default(),
+        held_logs: Default::default(),
     };
     Fixture {
         _root: root,

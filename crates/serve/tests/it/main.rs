@@ -81,6 +81,7 @@ mod hostile_fin;
 mod hostile_interop;
 mod hostile_startup;
 mod server_access_log;
+mod server_access_log_cut;
 mod server_h2;
 mod server_h2_bodies;
 mod server_h2_cached;

@@ -99,6 +99,12 @@ impl Handler for Streams {
         self.queued += 9 + len as u64;
         self.progressed |= len > 0;
         if s.left == 0 {
+            if let Some(log) = s.log.take() {
+                // Its body framed whole (END_STREAM with it): logged after this send, not
+                // when the stream closes (which may wait for a request body still coming).
+                let whole = log.body_bytes();
+                self.ended_logs.push((log, whole));
+            }
             self.generated -= std::mem::take(&mut s.own);
             if matches!(s.out, Out::Arena { .. }) {
                 // Framed whole (copied into the queue): the arena need not keep it.

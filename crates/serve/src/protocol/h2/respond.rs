@@ -5,6 +5,7 @@
 
 use http2::StreamId;
 
+use super::logging::log_or_hold;
 use super::reply::{head_fields, submit_reply};
 use super::{exchange, H2};
 use crate::access_log::Entry;
@@ -12,7 +13,7 @@ use crate::auth::Verdict;
 use crate::gateway::asked::Asked;
 use crate::gateway::{cgi, Route};
 use crate::protocol::gateway::{body_gate, BodyGate};
-use crate::protocol::{finish, request_line, Worker};
+use crate::protocol::{request_line, Worker};
 use crate::respond::Output;
 
 /// Answers one complete request on `id`: its head built for `wire`, the responder's answer
@@ -194,8 +195,10 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
         },
     };
     let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
+    let no_body = is_head || head_method;
     let line = &mut h.log_line;
-    finish(w, status, move || Entry {
+    let body = if no_body { 0 } else { body_bytes };
+    let held = log_or_hold(w, status, body, &mut h.staged_log, move || Entry {
         peer: peer.ip(),
         request_line: request_line(line, method, path, b"HTTP/2.0"),
         status,
@@ -206,5 +209,8 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
     });
     // Refused for what the request is (the answers wire's checks and these limits give).
     h.streams.refused += u32::from(matches!(reply.status, 400 | 413 | 414 | 431));
-    submit_reply(h, i, id, reply, is_head || head_method, &w.date);
+    submit_reply(h, i, id, reply, no_body, &w.date);
+    if held {
+        h.hold_staged(i, id, w);
+    }
 }

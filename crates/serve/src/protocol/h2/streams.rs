@@ -19,6 +19,7 @@ use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
 use crate::protocol::gateway::Record;
 use crate::protocol::gather::{Budget, Gathered};
+use crate::protocol::held_log::HeldLog;
 use crate::response::{Fields, ReprFields};
 
 /// A stream's request storage above this is given back once it is answered (a slot keeps
@@ -235,6 +236,8 @@ pub(super) struct Stream {
     /// Bytes of a body generated for this stream alone (a listing, an error page), counted in
     /// `Streams::generated` until framed whole.
     pub(super) own: u64,
+    /// Its access-log line, held until the stream ends (`h2/logging.rs`).
+    pub(super) log: Option<HeldLog>,
 }
 
 impl Stream {
@@ -271,6 +274,7 @@ impl Stream {
             head: None,
             left: 0,
             own: 0,
+            log: None,
         }
     }
 
@@ -416,6 +420,9 @@ pub(super) struct Streams {
     /// is empty ([`Streams::queue_emptied`]). Only a stream reset before its answer went out
     /// lands here, so it stays empty (and allocates nothing) in the usual case.
     pub(super) unsent_heads: Vec<Rc<ReprFields>>,
+    /// Held log lines of streams that ended, with the DATA bytes each framed, to be written
+    /// after the session's call (`h2/logging.rs`).
+    pub(super) ended_logs: Vec<(HeldLog, u64)>,
     pub(super) counts: Counts,
 }
 
@@ -447,6 +454,7 @@ impl Streams {
             progressed: false,
             refused: 0,
             unsent_heads: Vec::new(),
+            ended_logs: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -544,6 +552,11 @@ impl Streams {
         self.generated -= std::mem::take(&mut self.slots[i].own);
         if self.freed.len() < self.slots.len() {
             self.freed.push(i);
+        }
+        if let Some(log) = self.slots[i].log.take() {
+            // What was framed of its body (the rest, `left`, never will be).
+            let sent = log.body_bytes().saturating_sub(self.slots[i].left);
+            self.ended_logs.push((log, sent));
         }
         let s = &mut self.slots[i];
         s.id = 0;

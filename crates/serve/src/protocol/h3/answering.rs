@@ -216,7 +216,7 @@ impl H3 {
                 user_agent,
                 user,
             };
-            self.log_when_done(id, line);
+            self.log_when_done(id, line, w);
             return None;
         }
         let body_bytes = if sent == Sent::Failed { 0 } else { body_bytes };

@@ -8,63 +8,14 @@
 //! no access log, so none of this costs them anything. Every response's status is counted as
 //! it is answered, held or not, so the counts are the same with or without a log.
 //! A held response's copies of its request line, `Referer`, `User-Agent` and user live in a
-//! [`HeldLog`] taken from a list of spares and given back after, so that no allocation is made
-//! per response once the list has grown to the responses held at once.
+//! record shared with HTTP/1.1 and HTTP/2 (`protocol/held_log.rs`), taken from a list of spares
+//! and given back after, so that no allocation is made per response once warm.
 
 use std::net::IpAddr;
 
 use super::{Pending, Rest, H3};
 use crate::access_log::Entry;
-use crate::protocol::Worker;
-
-/// Spares kept past this many are dropped (a burst of held responses does not pin memory).
-const MAX_SPARES: usize = 256;
-/// A record whose buffers grew past this (a long path, `Referer` or `User-Agent`) is dropped,
-/// not kept as a spare: 256 spares of 16 KiB fields would pin 4 MiB on a thread.
-const MAX_SPARE_BYTES: usize = 2048;
-
-/// What a held response's log line needs, owned (its request is gone by the time it ends).
-#[derive(Default)]
-pub(super) struct HeldLog {
-    peer: Option<IpAddr>,
-    line: Vec<u8>,
-    referer: Kept,
-    user_agent: Kept,
-    user: Kept,
-    status: u16,
-    /// The body's whole length, as the responder said it.
-    body_bytes: u64,
-}
-
-/// A field that may be absent, its bytes kept for the next fill either way.
-#[derive(Default)]
-struct Kept {
-    present: bool,
-    bytes: Vec<u8>,
-}
-
-impl HeldLog {
-    /// The bytes its buffers hold on to.
-    fn capacity(&self) -> usize {
-        self.line.capacity()
-            + self.referer.bytes.capacity()
-            + self.user_agent.bytes.capacity()
-            + self.user.bytes.capacity()
-    }
-}
-
-impl Kept {
-    /// A copy of `from`, reusing the allocation.
-    fn refill(&mut self, from: Option<&[u8]>) {
-        self.bytes.clear();
-        self.present = from.is_some();
-        self.bytes.extend_from_slice(from.unwrap_or_default());
-    }
-
-    fn shown(&self) -> Option<&[u8]> {
-        self.present.then_some(&self.bytes[..])
-    }
-}
+use crate::protocol::{request_line, Worker};
 
 /// The body bytes `p` has not handed to QUIC.
 fn unsent(p: &Pending) -> u64 {
@@ -93,68 +44,39 @@ impl H3 {
     /// connections are dropped with the loop; their lines would be lost).
     pub fn log_held(&mut self, w: &mut Worker) {
         for (_, p) in self.pending.drain() {
-            done(p, &mut self.spare_logs, w);
+            done(p, w);
         }
     }
 
     /// Keeps `line` with `id`'s held-back response, to be written when it ends.
-    pub(super) fn log_when_done(&mut self, id: super::RequestId, line: Line<'_>) {
+    pub(super) fn log_when_done(&mut self, id: super::RequestId, line: Line<'_>, w: &mut Worker) {
         let Some(p) = self.pending.get_mut(&id) else {
             return;
         };
-        let mut h = self.spare_logs.pop().unwrap_or_default();
-        h.peer = Some(line.peer);
-        crate::protocol::request_line(&mut h.line, line.method, line.path, b"HTTP/3.0");
-        h.referer.refill(line.referer);
-        h.user_agent.refill(line.user_agent);
-        h.user.refill(line.user);
-        (h.status, h.body_bytes) = (line.status, line.body_bytes);
-        p.log = Some(h);
+        let entry = Entry {
+            peer: line.peer,
+            request_line: request_line(&mut self.log_line, line.method, line.path, b"HTTP/3.0"),
+            status: line.status,
+            body_bytes: line.body_bytes,
+            referer: line.referer,
+            user_agent: line.user_agent,
+            user: line.user,
+        };
+        if w.held_logs.has_room() {
+            p.log = Some(w.held_logs.hold(&entry));
+        } else if let Some(log) = w.log.as_mut() {
+            // The thread holds enough: logged now with its whole length.
+            log.record(&entry, w.wall);
+        }
     }
 }
 
 /// `p`'s response is over: its line written (if it was held for one) with the body bytes
 /// handed to QUIC (its status was counted when it was answered); its record kept as a spare.
-pub(super) fn done(p: Pending, spares: &mut Vec<HeldLog>, w: &mut Worker) {
-    let Some(h) = &p.log else {
-        return;
-    };
-    let sent = h.body_bytes.saturating_sub(unsent(&p));
-    let peer = h.peer.unwrap_or(IpAddr::from([0, 0, 0, 0]));
-    if let Some(log) = w.log.as_mut() {
-        let entry = Entry {
-            peer,
-            request_line: &h.line,
-            status: h.status,
-            body_bytes: sent,
-            referer: h.referer.shown(),
-            user_agent: h.user_agent.shown(),
-            user: h.user.shown(),
-        };
-        log.record(&entry, w.wall);
-    }
-    if kept_as_spare(h, spares.len()) {
-        spares.extend(p.log);
-    }
-}
-
-/// Whether `h` joins the `spares` kept: only while few are, and only if its buffers are small.
-fn kept_as_spare(h: &HeldLog, spares: usize) -> bool {
-    spares < MAX_SPARES && h.capacity() <= MAX_SPARE_BYTES
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_record_grown_large_is_not_kept_as_a_spare() {
-        let mut h = HeldLog::default();
-        h.line.extend_from_slice(b"GET /a HTTP/3.0");
-        h.user_agent.refill(Some(b"curl/8"));
-        assert!(kept_as_spare(&h, 0));
-        assert!(!kept_as_spare(&h, MAX_SPARES));
-        h.referer.refill(Some(&[b'r'; 16 * 1024]));
-        assert!(!kept_as_spare(&h, 0));
+pub(super) fn done(p: Pending, w: &mut Worker) {
+    let unsent = unsent(&p);
+    if let Some(h) = p.log {
+        let sent = h.body_bytes().saturating_sub(unsent);
+        w.held_done(h, sent);
     }
 }
