@@ -7,7 +7,8 @@ use crate::common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use common::{flint, run_bounded, wait_exit, Server};
@@ -83,6 +84,46 @@ fn terminate(server: &mut Server) -> ExitStatus {
     let pid = rustix::process::Pid::from_child(&server.child);
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
     wait_exit(&mut server.child, WAIT).expect("flint serve did not exit on SIGTERM")
+}
+
+/// `flint serve` as `cmd` (with its arguments) starts it, stdout to null, each stderr line sent
+/// on the channel returned; returns once its banner names its address.
+fn serve_telling(cmd: &mut Command) -> (Server, Receiver<String>) {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn flint serve");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let banner = rx.recv_timeout(WAIT).unwrap_or_default();
+    let Some(addr) = banner
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+    else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("flint serve printed no address: {banner:?}");
+    };
+    let addr = addr.to_string();
+    (Server { child, addr }, rx)
+}
+
+/// Stops `server` (SIGTERM: it exits 0) and returns every line it printed after its banner, up
+/// to the end of its stderr (the reader's sender then drops).
+fn stop_telling(server: &mut Server, lines: &Receiver<String>) -> Vec<String> {
+    assert!(terminate(server).success());
+    let mut rest = Vec::new();
+    while let Ok(line) = lines.recv_timeout(WAIT) {
+        rest.push(line);
+    }
+    rest
 }
 
 fn stdout_of(child: &mut Child) -> String {
@@ -215,38 +256,14 @@ fn proxy_forwards_its_prefix_and_the_exit_summary_counts_it() {
     );
     let root = tempfile::tempdir().unwrap();
     let mount = format!("/api/=http://{}", upstream.addr);
-    let child = flint()
-        .args(["serve", root.path().to_str().unwrap()])
-        .args(["--listen", "127.0.0.1:0", "-t", "1", "--proxy", &mount])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint serve");
-    let mut server = Server {
-        addr: String::new(),
-        child,
-    };
-    let stderr = server.child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let banner = rx.recv_timeout(WAIT).expect("banner");
-    server.addr = banner
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("address")
-        .to_string();
+    let (mut server, rx) = serve_telling(
+        flint()
+            .args(["serve", root.path().to_str().unwrap()])
+            .args(["--listen", "127.0.0.1:0", "-t", "1", "--proxy", &mount]),
+    );
     assert_eq!(get(&server.addr, "/api/x"), (200, "upstream".into()));
     assert_eq!(get(&server.addr, "/api/nope").0, 404);
-    assert!(terminate(&mut server).success());
-    let mut rest = Vec::new();
-    while let Ok(line) = rx.recv_timeout(WAIT) {
-        rest.push(line);
-    }
+    let rest = stop_telling(&mut server, &rx);
     let line = rest
         .iter()
         .find(|l| l.contains("proxy: 2 requests on 1 new upstream connections"))
@@ -354,48 +371,23 @@ fn cgi_runs_a_program_and_the_exit_summary_counts_it() {
     .unwrap();
     std::fs::set_permissions(&hello, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mount = format!("/cgi-bin/={}", scripts.path().display());
-    let child = flint()
-        .args([
-            "serve",
-            root.path().to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-            "-t",
-            "1",
-        ])
-        .args(["--cgi", &mount])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint serve");
-    let mut server = Server {
-        addr: String::new(),
-        child,
-    };
-    let stderr = server.child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let banner = rx.recv_timeout(WAIT).expect("banner");
-    server.addr = banner
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("address")
-        .to_string();
+    let (mut server, rx) = serve_telling(
+        flint()
+            .args([
+                "serve",
+                root.path().to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+                "-t",
+                "1",
+            ])
+            .args(["--cgi", &mount]),
+    );
     assert_eq!(
         get(&server.addr, "/cgi-bin/hello/there"),
         (200, "hi /there\n".into())
     );
-    assert!(terminate(&mut server).success());
-    // Every line up to the end of its stderr (the reader's sender then drops).
-    let mut rest = Vec::new();
-    while let Ok(line) = rx.recv_timeout(WAIT) {
-        rest.push(line);
-    }
+    let rest = stop_telling(&mut server, &rx);
     assert!(
         rest.iter()
             .any(|l| l.contains("CGI 1 requests, 1 programs started")),
@@ -417,43 +409,23 @@ fn basic_auth_protects_its_prefix_in_its_realm_and_the_exit_summary_counts_it() 
     )
     .unwrap();
     let zone = format!("/private/={}", file.display());
-    let child = flint()
-        .args([
-            "serve",
-            root.path().to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .args([
-            "-t",
-            "1",
-            "--basic-auth",
-            &zone,
-            "--auth-realm",
-            "the back room",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint serve");
-    let mut server = Server {
-        addr: String::new(),
-        child,
-    };
-    let stderr = server.child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let banner = rx.recv_timeout(WAIT).expect("banner");
-    server.addr = banner
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("address")
-        .to_string();
+    let (mut server, rx) = serve_telling(
+        flint()
+            .args([
+                "serve",
+                root.path().to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .args([
+                "-t",
+                "1",
+                "--basic-auth",
+                &zone,
+                "--auth-realm",
+                "the back room",
+            ]),
+    );
     let ask = |authorization: &str| {
         let addr: SocketAddr = server.addr.parse().unwrap();
         let mut s = TcpStream::connect_timeout(&addr, WAIT).expect("connect");
@@ -477,11 +449,7 @@ fn basic_auth_protects_its_prefix_in_its_realm_and_the_exit_summary_counts_it() 
         "{ok}"
     );
     assert_eq!(get(&server.addr, "/open"), (200, "o".into()));
-    assert!(terminate(&mut server).success());
-    let mut rest = Vec::new();
-    while let Ok(line) = rx.recv_timeout(WAIT) {
-        rest.push(line);
-    }
+    let rest = stop_telling(&mut server, &rx);
     assert!(
         rest.iter().any(|l| l.contains(
             "Basic authentication: 1 requests let in (0 of them without a hash check), 1 without credentials (401)"
@@ -496,40 +464,16 @@ fn the_exit_summary_s_connections_by_protocol_add_up() {
     // parts add up to the connections accepted.
     let root = tempfile::tempdir().unwrap();
     site(root.path(), "one");
-    let child = flint()
-        .args(["serve", root.path().to_str().unwrap()])
-        .args(["--listen", "127.0.0.1:0", "-t", "1"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint serve");
-    let mut server = Server {
-        addr: String::new(),
-        child,
-    };
-    let stderr = server.child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let banner = rx.recv_timeout(WAIT).expect("banner");
-    server.addr = banner
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("address")
-        .to_string();
+    let (mut server, rx) = serve_telling(
+        flint()
+            .args(["serve", root.path().to_str().unwrap()])
+            .args(["--listen", "127.0.0.1:0", "-t", "1"]),
+    );
     // Accepted before the GET's connection (one listener, one thread, in order).
     let addr: SocketAddr = server.addr.parse().unwrap();
     drop(TcpStream::connect_timeout(&addr, WAIT).expect("connect"));
     assert_eq!(get(&server.addr, "/who"), (200, "one".into()));
-    assert!(terminate(&mut server).success());
-    let mut rest = Vec::new();
-    while let Ok(line) = rx.recv_timeout(WAIT) {
-        rest.push(line);
-    }
+    let rest = stop_telling(&mut server, &rx);
     let line = rest
         .iter()
         .find(|l| l.contains("stopped after"))
@@ -548,32 +492,12 @@ fn the_exit_summary_names_the_connections_refused_at_max_connections_apart() {
     site(root.path(), "one");
     let config = root.path().join("limits.toml");
     std::fs::write(&config, "max_connections = 1\n").unwrap();
-    let child = flint()
-        .args(["serve", root.path().to_str().unwrap()])
-        .args(["--listen", "127.0.0.1:0", "-t", "1", "--config"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint serve");
-    let mut server = Server {
-        addr: String::new(),
-        child,
-    };
-    let stderr = server.child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let banner = rx.recv_timeout(WAIT).expect("banner");
-    server.addr = banner
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("address")
-        .to_string();
+    let (mut server, rx) = serve_telling(
+        flint()
+            .args(["serve", root.path().to_str().unwrap()])
+            .args(["--listen", "127.0.0.1:0", "-t", "1", "--config"])
+            .arg(&config),
+    );
     let addr: SocketAddr = server.addr.parse().unwrap();
     let mut busy = TcpStream::connect_timeout(&addr, WAIT).expect("connect");
     busy.set_read_timeout(Some(WAIT)).unwrap();
@@ -596,11 +520,7 @@ fn the_exit_summary_names_the_connections_refused_at_max_connections_apart() {
         other => panic!("the second connection was not refused: {other:?}"),
     }
     drop(busy);
-    assert!(terminate(&mut server).success());
-    let mut rest = Vec::new();
-    while let Ok(line) = rx.recv_timeout(WAIT) {
-        rest.push(line);
-    }
+    let rest = stop_telling(&mut server, &rx);
     let line = rest
         .iter()
         .find(|l| l.contains("stopped after"))
