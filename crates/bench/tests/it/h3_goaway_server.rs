@@ -15,12 +15,12 @@
 //! address, each of bench's has a port of its own); every wait is bounded by a read timeout.
 //! `REFUSE_ALL` refuses everything: a GOAWAY 0 as soon as HTTP/3 is up, before any request.
 
+use crate::quiche_server::{self, ServerThread};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
 
@@ -96,17 +96,7 @@ impl Counts {
 pub struct GoawayServer {
     pub addr: SocketAddr,
     pub counts: Arc<Mutex<Counts>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Drop for GoawayServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+    _thread: ServerThread,
 }
 
 impl GoawayServer {
@@ -115,35 +105,15 @@ impl GoawayServer {
             plan.hold < plan.after as usize || (plan.after, plan.hold) == (0, 0),
             "a held request before the GOAWAY's"
         );
-        let (cert, key) = ca.leaf().write_pem(ca.dir());
-        let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
-        config
-            .set_application_protos(quiche::h3::APPLICATION_PROTOCOL)
-            .unwrap();
-        config
-            .load_cert_chain_from_pem_file(cert.to_str().unwrap())
-            .unwrap();
-        config
-            .load_priv_key_from_pem_file(key.to_str().unwrap())
-            .unwrap();
-        config.set_max_idle_timeout(30_000);
-        config.set_initial_max_data(1 << 22);
-        config.set_initial_max_stream_data_bidi_remote(1 << 16);
-        config.set_initial_max_streams_bidi(100);
-        config.set_initial_max_streams_uni(3);
-        config.set_initial_max_stream_data_uni(1 << 16);
+        let mut config = quiche_server::config(ca, 1 << 22);
         config.set_disable_active_migration(true);
-        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let addr = sock.local_addr().unwrap();
         let counts = Arc::new(Mutex::new(Counts::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (c, s) = (counts.clone(), stop.clone());
-        let thread = std::thread::spawn(move || serve(sock, config, plan, c, s));
+        let c = counts.clone();
+        let thread = ServerThread::spawn(move |sock, stop| serve(sock, config, plan, c, stop));
         GoawayServer {
-            addr,
+            addr: thread.addr,
             counts,
-            stop,
-            thread: Some(thread),
+            _thread: thread,
         }
     }
 
