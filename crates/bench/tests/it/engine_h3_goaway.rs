@@ -26,49 +26,45 @@ const BOUND: Duration = Duration::from_secs(60);
 /// with the 2nd covered and cut by the close; and both held covered, then a second GOAWAY
 /// taking the 3rd back, without and with the close.
 const PLANS: [Plan; 6] = [
+    AFTER_THIRD,
     Plan {
-        after: 3,
-        hold: 0,
-        cover: 0,
-        again: 0,
-        close: false,
-    },
-    Plan {
-        after: 3,
         hold: 2,
-        cover: 0,
-        again: 0,
-        close: false,
+        ..AFTER_THIRD
     },
     Plan {
-        after: 3,
         hold: 2,
         cover: 1,
-        again: 0,
-        close: false,
+        ..AFTER_THIRD
     },
     Plan {
-        after: 3,
         hold: 2,
         cover: 1,
-        again: 0,
         close: true,
+        ..AFTER_THIRD
     },
     Plan {
-        after: 3,
         hold: 2,
         cover: 2,
         again: 1,
-        close: false,
+        ..AFTER_THIRD
     },
     Plan {
-        after: 3,
         hold: 2,
         cover: 2,
         again: 1,
         close: true,
+        ..AFTER_THIRD
     },
 ];
+
+/// The GOAWAY after the 3rd request naming the stream after it: the plans' base.
+const AFTER_THIRD: Plan = Plan {
+    after: 3,
+    hold: 0,
+    cover: 0,
+    again: 0,
+    close: false,
+};
 
 /// A run's shape: its pages, `--streams` and `--rate`.
 struct Shape {
