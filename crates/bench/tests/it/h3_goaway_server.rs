@@ -16,6 +16,8 @@
 //! `REFUSE_ALL` refuses everything: a GOAWAY 0 as soon as HTTP/3 is up, before any request.
 
 use crate::quiche_server::{self, ServerThread};
+use bench::config::TlsOptions;
+use bench::{BenchConfig, HttpMode, Stop, Target};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
@@ -114,6 +116,24 @@ impl GoawayServer {
             addr: thread.addr,
             counts,
             _thread: thread,
+        }
+    }
+
+    /// A run's config against this server: `concurrency` Webchildren on one thread over
+    /// HTTP/3, trusting `ca`, with bounded connect and response timeouts, stopped by `stop`.
+    pub fn bench_config(&self, ca: &TestCa, concurrency: usize, stop: Stop) -> BenchConfig {
+        BenchConfig {
+            concurrency,
+            threads: 1,
+            stop,
+            http: HttpMode::Http3,
+            connect_timeout: Duration::from_secs(5),
+            response_timeout: Duration::from_secs(10),
+            tls: TlsOptions {
+                cacert: Some(ca.pem.clone()),
+                ..TlsOptions::default()
+            },
+            ..BenchConfig::new(Target::https(self.addr, "localhost"))
         }
     }
 
