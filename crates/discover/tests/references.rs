@@ -10,36 +10,53 @@ use scripted::{ok, options, redirect, serve};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Requests of `/img/hero.png`.
-static HERO: AtomicU64 = AtomicU64::new(0);
-
-fn redirects(path: &str) -> Option<Vec<u8>> {
-    Some(match path {
-        "/" => ok(
-            "text/html",
-            b"<!doctype html><img src=\"/go\"><img src=\"/img/hero.png\"><a href=\"/two.html\">2</a>",
-        ),
-        "/two.html" => ok("text/html", b"<!doctype html><img src=\"/img/hero.png\">"),
-        "/go" => redirect("/img/hero.png"),
-        "/img/hero.png" => {
-            HERO.fetch_add(1, Ordering::SeqCst);
-            ok("image/png", b"PNG-hero")
-        }
-        _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
-    })
+/// The site crawled from `/` of a server answering with `answer`.
+fn crawl(answer: fn(&str) -> Option<Vec<u8>>) -> discover::Site {
+    let addr = serve(answer);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl")
 }
 
-#[test]
-fn a_file_reached_by_a_redirect_and_named_directly_is_listed_and_fetched_once() {
-    let addr = serve(redirects);
-    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
-    let site = discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl");
-    let files = |path: &str| -> Vec<(String, Option<String>)> {
-        let page = site.pages.iter().find(|p| p.path == path).unwrap();
-        page.files()
-            .map(|f| (f.path.clone(), f.redirected_from.clone()))
-            .collect()
-    };
+/// The page crawled at `path`.
+fn page<'a>(site: &'a discover::Site, path: &str) -> &'a discover::Page {
+    (site.pages.iter())
+        .find(|p| p.path == path)
+        .unwrap_or_else(|| panic!("{path}: {site:#?}"))
+}
+
+/// The files of the page at `path` (itself first), each with the path that redirected to it.
+fn files_and_redirects(site: &discover::Site, path: &str) -> Vec<(String, Option<String>)> {
+    (page(site, path).files())
+        .map(|f| (f.path.clone(), f.redirected_from.clone()))
+        .collect()
+}
+
+/// The files the page at `path` names (itself left out).
+fn files_named(site: &discover::Site, path: &str) -> Vec<String> {
+    (page(site, path).files().skip(1))
+        .map(|f| f.path.clone())
+        .collect()
+}
+
+fn not_found() -> Vec<u8> {
+    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec()
+}
+
+/// `/img/hero.png`, its requests counted in `requests`.
+fn counted_hero(requests: &AtomicU64) -> Vec<u8> {
+    requests.fetch_add(1, Ordering::SeqCst);
+    ok("image/png", b"PNG-hero")
+}
+
+/// The redirect sites' crawl: `/` has `/img/hero.png` through `/go`, `/two.html` has it through
+/// `two_via` (or directly), and it is requested once (`requests`, counted by the site).
+fn assert_hero_fetched_once(
+    answer: fn(&str) -> Option<Vec<u8>>,
+    requests: &AtomicU64,
+    two_via: Option<&str>,
+) {
+    let site = crawl(answer);
+    let files = |path: &str| files_and_redirects(&site, path);
     assert_eq!(
         files("/"),
         [
@@ -51,10 +68,35 @@ fn a_file_reached_by_a_redirect_and_named_directly_is_listed_and_fetched_once() 
         files("/two.html"),
         [
             ("/two.html".to_owned(), None),
-            ("/img/hero.png".to_owned(), None)
+            ("/img/hero.png".to_owned(), two_via.map(str::to_owned))
         ]
     );
-    assert_eq!(HERO.load(Ordering::SeqCst), 1, "requests of /img/hero.png");
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        1,
+        "requests of /img/hero.png"
+    );
+}
+
+/// Requests of `/img/hero.png`.
+static HERO: AtomicU64 = AtomicU64::new(0);
+
+fn redirects(path: &str) -> Option<Vec<u8>> {
+    Some(match path {
+        "/" => ok(
+            "text/html",
+            b"<!doctype html><img src=\"/go\"><img src=\"/img/hero.png\"><a href=\"/two.html\">2</a>",
+        ),
+        "/two.html" => ok("text/html", b"<!doctype html><img src=\"/img/hero.png\">"),
+        "/go" => redirect("/img/hero.png"),
+        "/img/hero.png" => counted_hero(&HERO),
+        _ => not_found(),
+    })
+}
+
+#[test]
+fn a_file_reached_by_a_redirect_and_named_directly_is_listed_and_fetched_once() {
+    assert_hero_fetched_once(redirects, &HERO, None);
 }
 
 /// Requests of `/img/hero.png` in the direct-first site.
@@ -71,44 +113,14 @@ fn direct_first(path: &str) -> Option<Vec<u8>> {
         "/two.html" => ok("text/html", b"<!doctype html><img src=\"/go2\">"),
         "/go" => redirect("/img/hero.png"),
         "/go2" => redirect("/img/hero.png"),
-        "/img/hero.png" => {
-            HERO_DIRECT_FIRST.fetch_add(1, Ordering::SeqCst);
-            ok("image/png", b"PNG-hero")
-        }
-        _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        "/img/hero.png" => counted_hero(&HERO_DIRECT_FIRST),
+        _ => not_found(),
     })
 }
 
 #[test]
 fn a_file_named_directly_and_then_through_a_redirect_is_requested_once() {
-    let addr = serve(direct_first);
-    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
-    let site = discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl");
-    let files = |path: &str| -> Vec<(String, Option<String>)> {
-        let page = site.pages.iter().find(|p| p.path == path).unwrap();
-        page.files()
-            .map(|f| (f.path.clone(), f.redirected_from.clone()))
-            .collect()
-    };
-    assert_eq!(
-        files("/"),
-        [
-            ("/".to_owned(), None),
-            ("/img/hero.png".to_owned(), Some("/go".to_owned()))
-        ]
-    );
-    assert_eq!(
-        files("/two.html"),
-        [
-            ("/two.html".to_owned(), None),
-            ("/img/hero.png".to_owned(), Some("/go2".to_owned()))
-        ]
-    );
-    assert_eq!(
-        HERO_DIRECT_FIRST.load(Ordering::SeqCst),
-        1,
-        "requests of /img/hero.png"
-    );
+    assert_hero_fetched_once(direct_first, &HERO_DIRECT_FIRST, Some("/go2"));
 }
 
 /// Pages in several encodings, each naming `café.png` (and a query with `é`).
@@ -189,17 +201,8 @@ fn latin1(s: &str) -> Vec<u8> {
 
 #[test]
 fn pages_and_stylesheets_are_decoded_in_their_encoding() {
-    let addr = serve(encodings);
-    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
-    let site = discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl");
-    let files = |path: &str| -> Vec<String> {
-        let page = site
-            .pages
-            .iter()
-            .find(|p| p.path == path)
-            .unwrap_or_else(|| panic!("{path}: {site:#?}"));
-        page.files().skip(1).map(|f| f.path.clone()).collect()
-    };
+    let site = crawl(encodings);
+    let files = |path: &str| files_named(&site, path);
     assert_eq!(
         files("/meta.html"),
         [
@@ -220,7 +223,7 @@ fn pages_and_stylesheets_are_decoded_in_their_encoding() {
     assert_eq!(files("/late.html"), ["/img/%C3%A9-late.png"]);
     assert_eq!(files("/body-late.html"), ["/img/caf%C3%A9-body.png"]);
     assert_eq!(files("/body-early.html"), ["/img/%D0%B9-early.png"]);
-    let meta = site.pages.iter().find(|p| p.path == "/meta.html").unwrap();
+    let meta = page(&site, "/meta.html");
     assert!(
         meta.notes
             .iter()
@@ -281,18 +284,8 @@ fn undeclared(path: &str) -> Option<Vec<u8>> {
 
 #[test]
 fn undeclared_pages_are_read_as_chromium_reads_them() {
-    let addr = serve(undeclared);
-    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
-    let site = discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl");
-    let page = |path: &str| {
-        site.pages
-            .iter()
-            .find(|p| p.path == path)
-            .unwrap_or_else(|| panic!("{path}: {site:#?}"))
-    };
-    let files = |path: &str| -> Vec<String> {
-        page(path).files().skip(1).map(|f| f.path.clone()).collect()
-    };
+    let site = crawl(undeclared);
+    let files = |path: &str| files_named(&site, path);
     // Legacy encodings guessed from the bytes, as Chromium's detector guesses them.
     assert_eq!(
         files("/1251.html"),
@@ -304,7 +297,7 @@ fn undeclared_pages_are_read_as_chromium_reads_them() {
         files("/utf8.html"),
         ["/img/caf%C3%83%C2%A9.png", "/img/plain.png"]
     );
-    let notes = &page("/utf8.html").notes;
+    let notes = &page(&site, "/utf8.html").notes;
     assert!(
         notes.iter().any(|n| n
             .starts_with("declares no encoding and looks like UTF-8: read as windows-1252")
@@ -315,12 +308,12 @@ fn undeclared_pages_are_read_as_chromium_reads_them() {
     // no note.
     assert_eq!(files("/ascii.html"), ["/img/q.png?q=%E9"]);
     assert!(
-        !page("/ascii.html")
+        !page(&site, "/ascii.html")
             .notes
             .iter()
             .any(|n| n.contains("coding")),
         "{:?}",
-        page("/ascii.html").notes
+        page(&site, "/ascii.html").notes
     );
 }
 
@@ -339,9 +332,7 @@ fn presentational(path: &str) -> Option<Vec<u8>> {
 
 #[test]
 fn image_sets_presentational_backgrounds_objects_and_embeds() {
-    let addr = serve(presentational);
-    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
-    let site = discover::crawl(&start, &options(Duration::from_secs(10))).expect("crawl");
+    let site = crawl(presentational);
     let mut files: Vec<&str> = site.pages[0].files().map(|f| f.path.as_str()).collect();
     files.sort_unstable();
     // One of the second image-set's options: the one Chromium picks at 1x.

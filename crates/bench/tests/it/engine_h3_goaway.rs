@@ -12,9 +12,8 @@ use crate::common::timed::until_busy;
 use crate::common::{ms, one_file, workload};
 use crate::h3_goaway_server::{Counts, GoawayServer, Plan, BODY};
 
-use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
-use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
+use bench::{BenchConfig, RunResult, Stop, Workload};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
@@ -26,49 +25,45 @@ const BOUND: Duration = Duration::from_secs(60);
 /// with the 2nd covered and cut by the close; and both held covered, then a second GOAWAY
 /// taking the 3rd back, without and with the close.
 const PLANS: [Plan; 6] = [
+    AFTER_THIRD,
     Plan {
-        after: 3,
-        hold: 0,
-        cover: 0,
-        again: 0,
-        close: false,
-    },
-    Plan {
-        after: 3,
         hold: 2,
-        cover: 0,
-        again: 0,
-        close: false,
+        ..AFTER_THIRD
     },
     Plan {
-        after: 3,
         hold: 2,
         cover: 1,
-        again: 0,
-        close: false,
+        ..AFTER_THIRD
     },
     Plan {
-        after: 3,
         hold: 2,
         cover: 1,
-        again: 0,
         close: true,
+        ..AFTER_THIRD
     },
     Plan {
-        after: 3,
         hold: 2,
         cover: 2,
         again: 1,
-        close: false,
+        ..AFTER_THIRD
     },
     Plan {
-        after: 3,
         hold: 2,
         cover: 2,
         again: 1,
         close: true,
+        ..AFTER_THIRD
     },
 ];
+
+/// The GOAWAY after the 3rd request naming the stream after it: the plans' base.
+const AFTER_THIRD: Plan = Plan {
+    after: 3,
+    hold: 0,
+    cover: 0,
+    again: 0,
+    close: false,
+};
 
 /// A run's shape: its pages, `--streams` and `--rate`.
 struct Shape {
@@ -107,19 +102,9 @@ fn shapes() -> [Shape; 3] {
 /// A run of two Webchildren on one thread against `server`, stopped by `stop`, within `BOUND`.
 fn run(ca: &TestCa, server: &GoawayServer, shape: &Shape, stop: Stop) -> RunResult {
     let config = BenchConfig {
-        concurrency: 2,
-        threads: 1,
-        stop,
         streams: shape.streams,
         rate: shape.rate,
-        http: HttpMode::Http3,
-        connect_timeout: Duration::from_secs(5),
-        response_timeout: Duration::from_secs(10),
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+        ..server.bench_config(ca, 2, stop)
     };
     let started = Instant::now();
     let r = bench::run(&config, &shape.pages, &AtomicBool::new(false)).unwrap();

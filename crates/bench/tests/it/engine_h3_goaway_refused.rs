@@ -7,9 +7,8 @@
 use crate::common::{ms, workload};
 use crate::h3_goaway_server::{GoawayServer, REFUSE_ALL};
 
-use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
-use bench::{BenchConfig, HttpMode, RunResult, Stop, Target};
+use bench::{RunResult, Stop};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
@@ -17,19 +16,7 @@ use test_support::certs::TestCa;
 /// One Webchild's run of two-file pages against `server`, and how long it took (within a
 /// minute).
 fn run(ca: &TestCa, server: &GoawayServer, stop: Stop) -> (RunResult, Duration) {
-    let config = BenchConfig {
-        concurrency: 1,
-        threads: 1,
-        stop,
-        http: HttpMode::Http3,
-        connect_timeout: Duration::from_secs(5),
-        response_timeout: Duration::from_secs(10),
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
-    };
+    let config = server.bench_config(ca, 1, stop);
     let pages = workload(&[("p", 1.0, &["/a", "/b"])]);
     let started = Instant::now();
     let r = bench::run(&config, &pages, &AtomicBool::new(false)).unwrap();

@@ -4,6 +4,7 @@
 //! with H3_GENERAL_PROTOCOL_ERROR, the server hears it) and the next page has a new one, so a
 //! run fails each page once instead of spinning through streams on one connection.
 
+use crate::quiche_server::{self, ServerThread};
 use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
 use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
@@ -12,7 +13,6 @@ use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
 
@@ -25,49 +25,19 @@ type Closes = Arc<Mutex<Vec<Option<(bool, u64)>>>>;
 struct QuicOnly {
     addr: SocketAddr,
     closes: Closes,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Drop for QuicOnly {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+    _thread: ServerThread,
 }
 
 impl QuicOnly {
     fn start(ca: &TestCa) -> QuicOnly {
-        let (cert, key) = ca.leaf().write_pem(ca.dir());
-        let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
-        config.set_application_protos(&[b"h3"]).unwrap();
-        config
-            .load_cert_chain_from_pem_file(cert.to_str().unwrap())
-            .unwrap();
-        config
-            .load_priv_key_from_pem_file(key.to_str().unwrap())
-            .unwrap();
-        config.set_max_idle_timeout(30_000);
-        config.set_initial_max_data(1 << 20);
-        config.set_initial_max_stream_data_bidi_remote(1 << 16);
-        config.set_initial_max_streams_bidi(100);
-        config.set_initial_max_streams_uni(3);
-        config.set_initial_max_stream_data_uni(1 << 16);
-        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-        sock.set_read_timeout(Some(Duration::from_millis(10)))
-            .unwrap();
-        let addr = sock.local_addr().unwrap();
+        let config = quiche_server::config(ca, 1 << 20);
         let closes = Closes::default();
-        let stop = Arc::new(AtomicBool::new(false));
-        let (c, s) = (closes.clone(), stop.clone());
-        let thread = std::thread::spawn(move || serve(sock, config, c, s));
+        let c = closes.clone();
+        let thread = ServerThread::spawn(move |sock, stop| serve(sock, config, c, stop));
         QuicOnly {
-            addr,
+            addr: thread.addr,
             closes,
-            stop,
-            thread: Some(thread),
+            _thread: thread,
         }
     }
 }
@@ -77,6 +47,8 @@ impl QuicOnly {
 /// and one draining gives way to a new Initial from its address: a later connection of bench's
 /// on a port the system handed out again is not fed to a dead one.
 fn serve(sock: UdpSocket, mut config: quiche::Config, closes: Closes, stop: Arc<AtomicBool>) {
+    sock.set_read_timeout(Some(Duration::from_millis(10)))
+        .unwrap();
     let local = sock.local_addr().unwrap();
     let mut conns: HashMap<SocketAddr, (usize, quiche::Connection)> = HashMap::new();
     let (mut buf, mut out) = (vec![0u8; 65536], vec![0u8; 1500]);

@@ -15,12 +15,14 @@
 //! address, each of bench's has a port of its own); every wait is bounded by a read timeout.
 //! `REFUSE_ALL` refuses everything: a GOAWAY 0 as soon as HTTP/3 is up, before any request.
 
+use crate::quiche_server::{self, ServerThread};
+use bench::config::TlsOptions;
+use bench::{BenchConfig, HttpMode, Stop, Target};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
 
@@ -96,17 +98,7 @@ impl Counts {
 pub struct GoawayServer {
     pub addr: SocketAddr,
     pub counts: Arc<Mutex<Counts>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Drop for GoawayServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+    _thread: ServerThread,
 }
 
 impl GoawayServer {
@@ -115,35 +107,33 @@ impl GoawayServer {
             plan.hold < plan.after as usize || (plan.after, plan.hold) == (0, 0),
             "a held request before the GOAWAY's"
         );
-        let (cert, key) = ca.leaf().write_pem(ca.dir());
-        let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
-        config
-            .set_application_protos(quiche::h3::APPLICATION_PROTOCOL)
-            .unwrap();
-        config
-            .load_cert_chain_from_pem_file(cert.to_str().unwrap())
-            .unwrap();
-        config
-            .load_priv_key_from_pem_file(key.to_str().unwrap())
-            .unwrap();
-        config.set_max_idle_timeout(30_000);
-        config.set_initial_max_data(1 << 22);
-        config.set_initial_max_stream_data_bidi_remote(1 << 16);
-        config.set_initial_max_streams_bidi(100);
-        config.set_initial_max_streams_uni(3);
-        config.set_initial_max_stream_data_uni(1 << 16);
+        let mut config = quiche_server::config(ca, 1 << 22);
         config.set_disable_active_migration(true);
-        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let addr = sock.local_addr().unwrap();
         let counts = Arc::new(Mutex::new(Counts::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (c, s) = (counts.clone(), stop.clone());
-        let thread = std::thread::spawn(move || serve(sock, config, plan, c, s));
+        let c = counts.clone();
+        let thread = ServerThread::spawn(move |sock, stop| serve(sock, config, plan, c, stop));
         GoawayServer {
-            addr,
+            addr: thread.addr,
             counts,
+            _thread: thread,
+        }
+    }
+
+    /// A run's config against this server: `concurrency` Webchildren on one thread over
+    /// HTTP/3, trusting `ca`, with bounded connect and response timeouts, stopped by `stop`.
+    pub fn bench_config(&self, ca: &TestCa, concurrency: usize, stop: Stop) -> BenchConfig {
+        BenchConfig {
+            concurrency,
+            threads: 1,
             stop,
-            thread: Some(thread),
+            http: HttpMode::Http3,
+            connect_timeout: Duration::from_secs(5),
+            response_timeout: Duration::from_secs(10),
+            tls: TlsOptions {
+                cacert: Some(ca.pem.clone()),
+                ..TlsOptions::default()
+            },
+            ..BenchConfig::new(Target::https(self.addr, "localhost"))
         }
     }
 

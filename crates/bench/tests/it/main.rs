@@ -52,6 +52,8 @@ mod h3_runs;
 mod h3_hold;
 // A server on quiche's HTTP/3 that sends GOAWAY with a stream ID of its choosing.
 mod h3_goaway_server;
+// The quiche test servers' config and loop thread.
+mod quiche_server;
 
 mod engine_app_build_once;
 mod engine_app_cookie_gate;

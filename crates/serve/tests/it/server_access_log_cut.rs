@@ -6,7 +6,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::common::*;
 use crate::h2_support::{raw, read_until_ended, Client};
@@ -77,6 +77,28 @@ fn logged(log: &Path, n: usize) -> Vec<String> {
     got
 }
 
+/// A temporary folder (removed when dropped) and the access log's path in it.
+fn log_path() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    (dir, log)
+}
+
+/// The requests counted are `n`, each answered with a 2xx.
+fn assert_answered(st: &serve::ServerStats, n: u64) {
+    assert_eq!((st.requests, st.status_2xx), (n, n), "{st:?}");
+}
+
+/// A cut transfer's `%b` is at least what the client read and at most `bound` (the figures
+/// printed, and `len`, the file's whole length, for scale).
+fn assert_within(b: u64, read: u64, bound: u64, len: u64) {
+    println!("%b {b}: read {read}, bound {bound}, file {len}");
+    assert!(
+        b >= read && b <= bound,
+        "%b {b}: read {read}, bound {bound}, file {len}"
+    );
+}
+
 fn logging_server(log: &Path, tweak: impl FnOnce(&mut serve::Config)) -> TestServer {
     let l2 = log.to_path_buf();
     TestServer::start(move |c| {
@@ -118,27 +140,20 @@ fn h1_read_part(s: &mut impl ReadWrite, path: &str, body: u64) -> u64 {
 
 #[test]
 fn a_cut_http1_transfer_logs_the_bytes_sent() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("access.log");
+    let (_dir, log) = log_path();
     let srv = logging_server(&log, |_| {});
     let (path, len) = large_file(&srv);
     let (mut s, rcvbuf) = small_client(srv.addr);
     let read = h1_read_part(&mut s, &path, READ as u64);
     // Answered, so counted, though its body is under way.
-    let st = srv.stats();
-    assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
+    assert_answered(&srv.stats(), 1);
     drop(s);
     let got = logged(&log, 1);
     let b = bytes_of(&got[0]);
     let bound = read + rcvbuf + server_sndbuf_max();
-    println!("%b {b}: read {read}, bound {bound}, file {len}");
-    assert!(
-        b >= read && b <= bound,
-        "%b {b}: read {read}, bound {bound}, file {len}"
-    );
+    assert_within(b, read, bound, len);
     assert!(b < len, "{}", got[0]);
-    let st = srv.stop();
-    assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
+    assert_answered(&srv.stop(), 1);
 }
 
 /// Reads one whole response with its body (Content-Length) from `s`.
@@ -149,8 +164,7 @@ fn h1_read_whole(s: &mut std::io::BufReader<TcpStream>) -> (u16, usize) {
 
 #[test]
 fn whole_http1_transfers_log_the_whole_body_pipelined_or_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("access.log");
+    let (_dir, log) = log_path();
     let srv = logging_server(&log, |_| {});
     let (path, len) = large_file(&srv);
     let mut s = connect(srv.addr);
@@ -177,14 +191,12 @@ fn whole_http1_transfers_log_the_whole_body_pipelined_or_not() {
     assert!(got
         .iter()
         .any(|l| l.contains(&format!("\"HEAD {path} HTTP/1.1\" 200 -"))));
-    let st = srv.stop();
-    assert_eq!((st.requests, st.status_2xx), (4, 4), "{st:?}");
+    assert_answered(&srv.stop(), 4);
 }
 
 #[test]
 fn a_transfer_under_way_at_shutdown_is_logged_once_with_the_bytes_sent() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("access.log");
+    let (_dir, log) = log_path();
     // The shutdown's grace for output under way is the send timeout: short, so the stalled
     // client is let go within the test's bound, and long enough that the send timeout does not
     // close the connection before the stop (its line is then written as the loop ends).
@@ -195,17 +207,12 @@ fn a_transfer_under_way_at_shutdown_is_logged_once_with_the_bytes_sent() {
     // The client stalls: it reads no more and keeps its connection open.
     assert!(lines(&log).is_empty(), "logged before the transfer ended");
     // The shutdown `flint serve`'s SIGTERM handler asks for.
-    let st = srv.stop();
-    assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
+    assert_answered(&srv.stop(), 1);
     let got = lines(&log);
     assert_eq!(got.len(), 1, "{got:?}");
     let b = bytes_of(&got[0]);
     let bound = read + rcvbuf + server_sndbuf_max();
-    println!("%b {b}: read {read}, bound {bound}, file {len}");
-    assert!(
-        b >= read && b <= bound,
-        "%b {b}: read {read}, bound {bound}, file {len}"
-    );
+    assert_within(b, read, bound, len);
     drop(s);
 }
 
@@ -215,44 +222,42 @@ fn h2c_small(addr: SocketAddr) -> (Client<TcpStream>, u64) {
     (Client::new(s, "localhost"), rcvbuf)
 }
 
+/// Asks for `path` over HTTP/2 and runs the client until `READ` bytes of its body are in:
+/// the stream, and the body bytes read (a run may bring more).
+fn h2_read_part<S: Read + Write>(c: &mut Client<S>, path: &str) -> (http2::StreamId, u64) {
+    let id = c.submit("GET", path, &[]);
+    assert!(c.run_until(|s| s.responses.get(&id).is_some_and(|r| r.body.len() >= READ)));
+    (id, c.seen.responses[&id].body.len() as u64)
+}
+
 #[test]
 fn a_cut_http2_transfer_logs_the_data_bytes_framed() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("access.log");
+    let (_dir, log) = log_path();
     let srv = logging_server(&log, |_| {});
     let max_pipeline = serve::Config::default().max_pipeline_bytes as u64;
     let (path, len) = large_file(&srv);
     let (mut c, rcvbuf) = h2c_small(srv.addr);
-    let id = c.submit("GET", &path, &[]);
-    assert!(c.run_until(|s| s.responses.get(&id).is_some_and(|r| r.body.len() >= READ)));
-    let read = c.seen.responses[&id].body.len() as u64;
-    let st = srv.stats();
-    assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
+    let (_, read) = h2_read_part(&mut c, &path);
+    assert_answered(&srv.stats(), 1);
     drop(c);
     let got = logged(&log, 1);
     let b = bytes_of(&got[0]);
     // Framed is at most what the kernel took plus what the connection may queue, and a
     // frame of 16 KiB over it (frame headers are not body bytes).
     let bound = read + rcvbuf + server_sndbuf_max() + max_pipeline + (16 << 10);
-    println!("%b {b}: read {read}, bound {bound}, file {len}");
-    assert!(
-        b >= read && b <= bound,
-        "%b {b}: read {read}, bound {bound}, file {len}"
-    );
+    assert_within(b, read, bound, len);
     assert!(b < len, "{}", got[0]);
     assert!(
         got[0].contains(&format!("\"GET {path} HTTP/2.0\" 200 ")),
         "{}",
         got[0]
     );
-    let st = srv.stop();
-    assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
+    assert_answered(&srv.stop(), 1);
 }
 
 #[test]
 fn a_whole_http2_transfer_logs_the_whole_body() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("access.log");
+    let (_dir, log) = log_path();
     let srv = logging_server(&log, |_| {});
     let (path, len) = large_file(&srv);
     let mut c = Client::new(connect(srv.addr), "localhost");
@@ -263,14 +268,12 @@ fn a_whole_http2_transfer_logs_the_whole_body() {
     let got = logged(&log, 2);
     assert_eq!(bytes_of(&got[0]), len, "{got:?}");
     assert!(got[1].ends_with("\" 200 -"), "{got:?}");
-    let st = srv.stop();
-    assert_eq!((st.requests, st.status_2xx), (2, 2), "{st:?}");
+    assert_answered(&srv.stop(), 2);
 }
 
 #[test]
 fn a_cut_http1_transfer_over_tls_logs_the_bytes_sealed() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("access.log");
+    let (_dir, log) = log_path();
     let certs = Certs::new(false);
     let l2 = log.clone();
     let srv = certs.serve(move |c| c.access_log = Some(l2));
@@ -280,22 +283,16 @@ fn a_cut_http1_transfer_over_tls_logs_the_bytes_sealed() {
     let conn = rustls::ClientConnection::new(certs.client(&both_versions()), name).unwrap();
     let mut s: TlsStream = rustls::StreamOwned::new(conn, sock);
     let read = h1_read_part(&mut s, &path, READ as u64);
-    let st = srv.stats();
-    assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
+    assert_answered(&srv.stats(), 1);
     drop(s);
     let got = logged(&log, 1);
     let b = bytes_of(&got[0]);
     // Sealed into records is at most one round (256 KiB) ahead of what the kernel took; the
     // kernel's buffers hold records, each longer than the body bytes it carries.
     let bound = read + rcvbuf + server_sndbuf_max() + (256 << 10);
-    println!("%b {b}: read {read}, bound {bound}, file {len}");
-    assert!(
-        b >= read && b <= bound,
-        "%b {b}: read {read}, bound {bound}, file {len}"
-    );
+    assert_within(b, read, bound, len);
     assert!(b < len, "{}", got[0]);
-    let st = srv.stop();
-    assert_eq!((st.requests, st.status_2xx), (1, 1), "{st:?}");
+    assert_answered(&srv.stop(), 1);
 }
 
 /// A socket that counts the bytes read from it.
@@ -324,16 +321,13 @@ impl Write for Counted {
 
 #[test]
 fn an_http2_stream_reset_mid_transfer_logs_its_bytes_and_the_connection_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("access.log");
+    let (_dir, log) = log_path();
     let srv = logging_server(&log, |_| {});
     let max_pipeline = serve::Config::default().max_pipeline_bytes as u64;
     let (path, len) = large_file(&srv);
     let (sock, rcvbuf) = small_client(srv.addr);
     let mut c = Client::new(Counted { s: sock, read: 0 }, "localhost");
-    let id = c.submit("GET", &path, &[]);
-    assert!(c.run_until(|s| s.responses.get(&id).is_some_and(|r| r.body.len() >= READ)));
-    let read = c.seen.responses[&id].body.len() as u64;
+    let (id, read) = h2_read_part(&mut c, &path);
     const CANCEL: u32 = 0x8;
     c.session.submit_rst_stream(id, CANCEL).unwrap();
     c.flush();
@@ -349,11 +343,7 @@ fn an_http2_stream_reset_mid_transfer_logs_its_bytes_and_the_connection_goes_on(
     // The stream goes on until the server reads the reset: what the client drained meanwhile
     // (dropped by its session, so counted off the socket, frames and all) is framed too.
     let bound = c.io.read + rcvbuf + server_sndbuf_max() + max_pipeline + (16 << 10);
-    println!("%b {b}: read {read}, bound {bound}, file {len}");
-    assert!(
-        b >= read && b <= bound,
-        "%b {b}: read {read}, bound {bound}, file {len}"
-    );
+    assert_within(b, read, bound, len);
     assert!(b < len, "{cut}");
     let small = (got
         .iter()
@@ -362,14 +352,13 @@ fn an_http2_stream_reset_mid_transfer_logs_its_bytes_and_the_connection_goes_on(
     assert_eq!(bytes_of(small), 5, "{small}");
     drop(c);
     let st = srv.stop();
-    assert_eq!((st.requests, st.status_2xx), (2, 2), "{st:?}");
+    assert_answered(&st, 2);
     assert_eq!((st.accepted, st.h2_resets_received), (1, 1), "{st:?}");
 }
 
 #[test]
 fn an_http2_line_is_written_once_its_body_is_framed_whole_with_the_request_body_still_open() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("access.log");
+    let (_dir, log) = log_path();
     // The request body may take a minute: the stream stays open past the test's wait.
     let srv = logging_server(&log, |c| c.body_timeout_ms = 60_000);
     let mut s = connect(srv.addr);
