@@ -20,7 +20,15 @@ impl Exchange {
         if !self.handshake()? {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        self.send_pending()?;
+        // A write that fails here after part of the request went (`end_request`) ends the
+        // request, not the read: the answer (a 413 read before the reset, its head handed out
+        // by an earlier call and its body still in `input`) is read on. Returning the error
+        // would end the response after its head.
+        if let Err(e) = self.send_pending() {
+            if !self.write_failed {
+                return Err(e);
+            }
+        }
         if std::mem::take(&mut self.just_sent) && !self.received {
             // The request has only just left: its answer cannot be here yet, and its arrival
             // is an event of the connection (edge-triggered epoll reports every arrival), so
