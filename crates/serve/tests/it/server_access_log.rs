@@ -7,7 +7,8 @@ use std::time::Instant;
 use crate::common::*;
 use serve::config::LogFormat;
 
-fn lines(path: &Path) -> Vec<String> {
+/// The access log's lines so far (none while it does not exist yet).
+pub(crate) fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

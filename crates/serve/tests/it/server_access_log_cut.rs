@@ -15,15 +15,9 @@ use crate::tls_support::{both_versions, Certs, TlsStream};
 /// What the client reads of a large body before it closes.
 const READ: usize = 256 << 10;
 /// The receive buffer the client asks for (the kernel doubles it).
-const CLIENT_RCVBUF: usize = 32 << 10;
+use crate::server_access_log::lines;
 
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
+const CLIENT_RCVBUF: usize = 32 << 10;
 
 /// The most a server socket's send buffer may hold: the kernel's autotuning stops at
 /// `tcp_wmem`'s maximum (the server sets no SO_SNDBUF).
