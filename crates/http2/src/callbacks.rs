@@ -36,6 +36,9 @@ pub(crate) struct Ctx<'a, H> {
     /// Frame bytes the handler could not take yet (`Session::held`), kept by a server only: a
     /// client's frame buffer is its own, and what its handler cannot take stays there.
     pub held: Option<&'a mut Vec<u8>>,
+    /// `Config::paced_stream_windows`: the connection's window is reopened here as body bytes
+    /// arrive, a stream's by `Session::consume`.
+    pub paced: bool,
     /// A handler's panic, caught at the boundary, resumed once nghttp2 has returned.
     pub panic: Option<Box<dyn Any + Send>>,
 }
@@ -436,7 +439,8 @@ unsafe extern "C" fn data_chunk<H: Handler>(
     len: usize,
     user_data: *mut c_void,
 ) -> c_int {
-    // SAFETY: data is valid for len bytes during the callback.
+    // SAFETY: data is valid for len bytes during the callback; session is the live session
+    // calling back, which `nghttp2_session_consume_connection` may be given from a callback.
     unsafe {
         let data = bytes(data, len);
         guarded::<H, _>(user_data, FAIL, |ctx| {
@@ -444,6 +448,13 @@ unsafe extern "C" fn data_chunk<H: Handler>(
                 return refuse(session, ctx.last_answered);
             }
             ctx.h.on_data(stream_id, data);
+            if ctx.paced {
+                // The connection's window reopens now; the stream's as the caller consumes.
+                let rv = sys::nghttp2_session_consume_connection(session, len);
+                if rv < 0 {
+                    return rv;
+                }
+            }
             0
         })
     }

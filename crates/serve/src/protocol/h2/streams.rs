@@ -186,6 +186,10 @@ pub(super) struct Stream {
     /// Request body bytes for the program, not yet written to its stdin (with a gateway
     /// configured, also what arrives before the request is answered: one read at most).
     pub(super) body_buf: Gathered,
+    /// The last bytes of `body_buf` (those streamed to a program, the tail: nothing is
+    /// gathered after them) whose window is not reopened yet: it reopens as the program takes
+    /// them, so a program that reads nothing holds its stream to one window.
+    pub(super) unconsumed: u64,
     /// Its body had no room in the connection's or the thread's gathered bytes
     /// (`protocol/gather.rs`): reset with REFUSED_STREAM.
     pub(super) short_of_room: bool,
@@ -253,6 +257,7 @@ impl Stream {
             gateway: None,
             spare: None,
             body_buf: Gathered::default(),
+            unconsumed: 0,
             short_of_room: false,
             trailers: false,
             head_bytes: 0,
@@ -330,6 +335,7 @@ impl Stream {
         self.others.clear();
         self.retire_exchange();
         self.body_buf = Gathered::default();
+        self.unconsumed = 0;
         self.short_of_room = false;
         self.trailers = false;
         self.head_bytes = 0;
@@ -423,6 +429,9 @@ pub(super) struct Streams {
     /// Held log lines of streams that ended, with the DATA bytes each framed, to be written
     /// after the session's call (`h2/logging.rs`).
     pub(super) ended_logs: Vec<(HeldLog, u64)>,
+    /// Body bytes taken during the session's call (dropped, or gathered and charged), by
+    /// stream: their windows are reopened once it returns (`H2::consume_taken`).
+    pub(super) taken: Vec<(StreamId, usize)>,
     pub(super) counts: Counts,
 }
 
@@ -455,6 +464,7 @@ impl Streams {
             refused: 0,
             unsent_heads: Vec::new(),
             ended_logs: Vec::new(),
+            taken: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -503,6 +513,14 @@ impl Streams {
     pub(super) fn slot(&mut self, id: StreamId) -> Option<&mut Stream> {
         let i = self.index(id)?;
         Some(&mut self.slots[i])
+    }
+
+    /// `n` body bytes of stream `id` are taken (its window to reopen after the call).
+    pub(super) fn mark_taken(&mut self, id: StreamId, n: usize) {
+        match self.taken.last_mut() {
+            Some((last, m)) if *last == id => *m += n,
+            _ => self.taken.push((id, n)),
+        }
     }
 
     pub(super) fn remember_ended(&mut self, id: StreamId) {
@@ -569,6 +587,8 @@ impl Streams {
         }
         s.retire_exchange();
         s.body_buf = Gathered::default();
+        // (Its window no longer matters: the stream is closed.)
+        s.unconsumed = 0;
         s.trim();
     }
 }
