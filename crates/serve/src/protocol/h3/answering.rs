@@ -142,9 +142,11 @@ impl H3 {
                                     let asked = Asked {
                                         method,
                                         protocol: b"HTTP/3.0",
+                                        // A body that arrived whole has its length; an
+                                        // empty one says none, as over HTTP/1.1 and HTTP/2.
                                         content_length: r
                                             .content_length
-                                            .or(ended.then_some(received)),
+                                            .or((ended && received > 0).then_some(received)),
                                         fields: (fields.iter())
                                             .filter(|(name, _)| !dropped(name))
                                             .chain(host)
