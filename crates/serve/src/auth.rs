@@ -174,6 +174,17 @@ pub(crate) enum Denial {
 }
 
 impl Denial {
+    /// Counts a denial where it is answered (401 or 429), by whether the request carried
+    /// credentials: one the server answered otherwise (413 for its body, say) is counted by
+    /// that answer, not here.
+    pub(crate) fn count(&self, had_credentials: bool, stats: &mut ServerStats) {
+        match self {
+            Denial::Limited(_) => stats.auth_limited += 1,
+            Denial::Challenge(_) if had_credentials => stats.auth_failed += 1,
+            Denial::Challenge(_) => stats.auth_missing += 1,
+        }
+    }
+
     pub(crate) fn status(&self) -> u16 {
         match self {
             Denial::Challenge(_) => 401,
@@ -299,7 +310,6 @@ impl Guard {
         };
         let (file, challenge) = (self.zones[zone].file, &self.zones[zone].challenge);
         let Some(value) = req.authorization else {
-            stats.auth_missing += 1;
             return Verdict::Denied(Denial::Challenge(challenge.clone()));
         };
         let key = (file, Sha256::digest(value).into());
@@ -322,11 +332,9 @@ impl Guard {
                 .unwrap_or_else(|e| e.into_inner())
         };
         if let Some(secs) = limiter().limited(peer, now) {
-            stats.auth_limited += 1;
             return Verdict::Denied(Denial::Limited(secs));
         }
         if let Err(secs) = self.budget.take(now) {
-            stats.auth_limited += 1;
             return Verdict::Denied(Denial::Limited(secs));
         }
         let users = &self.shared.files[file];
@@ -347,7 +355,6 @@ impl Guard {
                 Verdict::Allowed(user)
             }
             None => {
-                stats.auth_failed += 1;
                 limiter().failed(peer, now);
                 Verdict::Denied(Denial::Challenge(challenge))
             }

@@ -64,7 +64,12 @@ fn check_at(
     let req = wire::parse_request(head.as_bytes(), &limits)
         .unwrap()
         .unwrap();
-    g.check(&req, peer, now, stats)
+    let v = g.check(&req, peer, now, stats);
+    // Answered as it was refused (the protocols count a denial where they answer it).
+    if let Verdict::Denied(d) = &v {
+        d.count(req.authorization.is_some(), stats);
+    }
+    v
 }
 
 fn check(g: &mut Guard, target: &str, auth: Option<&str>, stats: &mut ServerStats) -> Verdict {

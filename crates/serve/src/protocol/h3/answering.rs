@@ -100,7 +100,10 @@ impl H3 {
                     let reply = match routed {
                         _ if *too_early => responder.error_to(r, 425, date, out),
                         None => match &verdict {
-                            Verdict::Denied(d) => responder.denied(r, d, date, out),
+                            Verdict::Denied(d) => {
+                                d.count(r.authorization.is_some(), stats);
+                                responder.denied(r, d, date, out)
+                            }
                             _ => responder.respond(r, date, now, out),
                         },
                         Some(Route::Refused(status)) => responder.error_to(r, status, date, out),
