@@ -19,6 +19,19 @@ impl Gateways {
         asked: asked::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
         peer: std::net::SocketAddr,
     ) -> Launch {
+        let request = super::label::RequestLabel::new(asked.method, req.target, asked.protocol);
+        let mut launch = self.launch_for(route, req, asked, peer);
+        launch.request = request;
+        launch
+    }
+
+    fn launch_for<'a>(
+        &mut self,
+        route: &Route,
+        req: &wire::Request<'_>,
+        asked: asked::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
+        peer: std::net::SocketAddr,
+    ) -> Launch {
         match route {
             Route::Proxy(mount) => {
                 let body = asked.content_length.unwrap_or(0);
@@ -33,6 +46,7 @@ impl Gateways {
                     app: None,
                     proxy: Some(fwd),
                     fastcgi: None,
+                    request: Default::default(),
                 }
             }
             Route::Cgi(script) => {
@@ -78,6 +92,7 @@ impl Gateways {
             app: Some(app),
             proxy: None,
             fastcgi: Some(params),
+            request: Default::default(),
         }
     }
 

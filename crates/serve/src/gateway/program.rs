@@ -84,6 +84,11 @@ pub(crate) fn registered(
 }
 
 impl Program {
+    /// The program's path, as its error-log lines name it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     fn register(&mut self, token: usize, registry: &Registry) -> io::Result<()> {
         let token = Token(token | super::PROGRAM_TOKEN);
         if let Some(s) = self.stdin.as_mut() {

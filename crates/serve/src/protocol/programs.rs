@@ -14,6 +14,7 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::gateway::head::HeadError;
+use crate::gateway::label::RequestLabel;
 use crate::gateway::spawner::Spawned;
 use crate::gateway::{proxy, Finished, Launch, Source};
 use crate::protocol::{GatewayEnd, Worker};
@@ -50,7 +51,7 @@ pub(crate) trait Side {
 /// One side's running sources, by request, and the token their events come under.
 #[derive(Debug)]
 pub(crate) struct Programs<Id> {
-    pub list: Vec<(Id, Source)>,
+    pub list: Vec<(Id, Source, RequestLabel)>,
     /// The side's token: a program's pipes are registered under `token | PROGRAM_TOKEN`, a
     /// pooled connection's slot routes to it.
     pub token: usize,
@@ -72,7 +73,7 @@ impl<Id: Copy> Programs<Id> {
     /// program killed does (its pidfd and pipes say so): its response cut, or a 502 if nothing
     /// of it was sent. FastCGI and proxied requests are left to finish within the grace.
     pub fn kill_all(&mut self) {
-        for (_, source) in &mut self.list {
+        for (_, source, _) in &mut self.list {
             if let Source::Program(p) = source {
                 p.kill_at_shutdown();
             }
@@ -104,6 +105,7 @@ impl<Id: Copy> Programs<Id> {
         let Some(g) = w.gateways.as_mut() else {
             return;
         };
+        let request = launch.request;
         if let Some(fwd) = launch.proxy {
             let mount = fwd.mount;
             w.stats.proxy_forwarded_malformed += u64::from(fwd.forwarded_malformed);
@@ -113,16 +115,17 @@ impl<Id: Copy> Programs<Id> {
             w.stats.proxy_reads += g.take_dropped_peeks();
             match started {
                 // Connections are counted as they end (`end_program`), once they connected.
-                Ok((x, _reused, retried)) => {
+                Ok((mut x, _reused, retried)) => {
                     w.stats.proxy_retries += u64::from(retried);
-                    self.list.push((id, Source::Proxy(Box::new(x))));
+                    x.request = request;
+                    self.list.push((id, Source::Proxy(Box::new(x)), request));
                 }
                 Err(e) => {
                     g.release_for(Some(mount));
                     w.stats.proxy_refused += 1;
                     let _ = writeln!(
                         io::stderr(),
-                        "flint serve: proxy: cannot connect: {e} (502)"
+                        "flint serve: proxy: cannot connect: {e} (502), {request}"
                     );
                     side.gateway_end(id, GatewayEnd::NotStarted(502), w, ctx);
                 }
@@ -134,7 +137,7 @@ impl<Id: Copy> Programs<Id> {
             match g.start_fastcgi(launch, app, self.token, deadline) {
                 Ok((x, reused)) => {
                     w.stats.fastcgi_connects += u64::from(!reused);
-                    self.list.push((id, Source::FastCgi(Box::new(x))));
+                    self.list.push((id, Source::FastCgi(Box::new(x)), request));
                 }
                 Err(e) => {
                     // Down or refusing: nothing of the request reached it.
@@ -142,7 +145,7 @@ impl<Id: Copy> Programs<Id> {
                     w.stats.fastcgi_failures += 1;
                     let _ = writeln!(
                         io::stderr(),
-                        "flint serve: FastCGI {}: cannot connect: {e} (502)",
+                        "flint serve: FastCGI {}: cannot connect: {e} (502), {request}",
                         g.app_name(app)
                     );
                     let end = GatewayEnd::NotStarted(502);
@@ -154,10 +157,10 @@ impl<Id: Copy> Programs<Id> {
         // A program starts on the spawner thread: the connection holds its ticket until it
         // runs (`program_spawned`).
         match g.start_program(launch, self.token, deadline) {
-            Ok(starting) => self.list.push((id, Source::Starting(starting))),
+            Ok(starting) => self.list.push((id, Source::Starting(starting), request)),
             Err((e, program)) => {
                 g.release();
-                self.not_started(side, id, &program, e, w, ctx);
+                self.not_started(side, id, &program, &request, e, w, ctx);
             }
         }
     }
@@ -174,7 +177,7 @@ impl<Id: Copy> Programs<Id> {
         ctx: &mut S::Ctx,
     ) -> Option<Spawned> {
         let ticket = s.ticket;
-        let waiting = |(_, src): &(Id, Source)| match src {
+        let waiting = |(_, src, _): &(Id, Source, RequestLabel)| match src {
             Source::Starting(st) => st.ticket == ticket,
             _ => false,
         };
@@ -200,8 +203,8 @@ impl<Id: Copy> Programs<Id> {
                 e
             }
         };
-        let (id, _) = self.list.swap_remove(k);
-        self.not_started(side, id, &s.program, failed, w, ctx);
+        let (id, _, request) = self.list.swap_remove(k);
+        self.not_started(side, id, &s.program, &request, failed, w, ctx);
         None
     }
 
@@ -212,6 +215,7 @@ impl<Id: Copy> Programs<Id> {
         side: &mut S,
         id: Id,
         program: &std::path::Path,
+        request: &RequestLabel,
         failed: io::Error,
         w: &mut Worker,
         ctx: &mut S::Ctx,
@@ -219,7 +223,7 @@ impl<Id: Copy> Programs<Id> {
         w.stats.cgi_start_failures += 1;
         let _ = writeln!(
             io::stderr(),
-            "flint serve: {}: cannot start: {failed}",
+            "flint serve: {}: cannot start: {failed}, {request}",
             program.display()
         );
         let status = crate::resolve::io_status(&failed, 500);
@@ -228,7 +232,7 @@ impl<Id: Copy> Programs<Id> {
 
     /// The earliest wall-time deadline of the connection's programs.
     pub fn programs_due(&self) -> Option<Instant> {
-        self.list.iter().map(|(_, p)| p.deadline()).min()
+        self.list.iter().map(|(_, p, _)| p.deadline()).min()
     }
 
     /// Kills the programs past their wall time (the sweep's part).
@@ -241,11 +245,15 @@ impl<Id: Copy> Programs<Id> {
         let mut k = 0;
         while k < self.list.len() {
             if w.now >= self.list[k].1.deadline() {
-                let id = self.list[k].0;
+                let (id, request) = (self.list[k].0, self.list[k].2);
+                let _ = writeln!(
+                    io::stderr(),
+                    "flint serve: {}: timed out, {request}",
+                    Who(&self.list[k].1)
+                );
                 match (&self.list[k].1, w.gateways.as_mut()) {
                     (Source::Proxy(x), Some(g)) => {
                         w.stats.proxy_timeouts += 1;
-                        let _ = writeln!(io::stderr(), "flint serve: proxy {}: timed out", x.name);
                         // Silent on a connection it opened, while the client had room for the
                         // answer: the address is at fault. A pooled connection's slow answer
                         // is its request's (the address answered the one before), and an
@@ -277,7 +285,7 @@ impl<Id: Copy> Programs<Id> {
             let id = self.list[k].0;
             if !side.gateway_alive(id) {
                 // Its stream was reset by the client: nobody wants its output.
-                let (_, p) = self.list.swap_remove(k);
+                let (_, p, _) = self.list.swap_remove(k);
                 retire(p, true, w);
                 moved = true;
                 continue;
@@ -328,7 +336,10 @@ impl<Id: Copy> Programs<Id> {
         w: &mut Worker,
         ctx: &mut S::Ctx,
     ) -> (bool, Option<GatewayEnd>) {
-        let (id, p) = (self.list[k].0, &mut self.list[k].1);
+        let (id, p, request) = {
+            let (id, p, request) = &mut self.list[k];
+            (*id, p, *request)
+        };
         let mut moved = false;
         loop {
             let body = side.gateway_body(id);
@@ -372,20 +383,15 @@ impl<Id: Copy> Programs<Id> {
                     if let Err(e) = side.gateway_output(id, &buf[..n], w, ctx) {
                         // A proxied response's head refused here is the upstream's fault, and
                         // counted as its other bad responses are.
-                        if let Source::Proxy(x) = p {
-                            w.stats.proxy_bad_responses += 1;
-                            let _ = writeln!(
-                                io::stderr(),
-                                "flint serve: proxy {}: a response head: {e} (502)",
-                                x.name
-                            );
-                        } else {
-                            w.stats.cgi_bad_heads += 1;
-                            let _ = writeln!(
-                                io::stderr(),
-                                "flint serve: a CGI response head: {e} (502)"
-                            );
+                        match p {
+                            Source::Proxy(_) => w.stats.proxy_bad_responses += 1,
+                            _ => w.stats.cgi_bad_heads += 1,
                         }
+                        let _ = writeln!(
+                            io::stderr(),
+                            "flint serve: {}: a response head: {e} (502), {request}",
+                            Who(p)
+                        );
                         return (true, Some(GatewayEnd::BadHead));
                     }
                 }
@@ -475,7 +481,7 @@ impl<Id: Copy> Programs<Id> {
         w: &mut Worker,
         ctx: &mut S::Ctx,
     ) {
-        let (id, p) = self.list.swap_remove(k);
+        let (id, p, _) = self.list.swap_remove(k);
         side.gateway_end(id, end, w, ctx);
         let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
         retire(p, kill, w);
@@ -521,5 +527,20 @@ fn count_proxy_failure(
     // A pooled connection failing says nothing of its address; a new one refused or reset does.
     if refused && x.silent() && !x.reused {
         g.proxy_failed(x, now);
+    }
+}
+
+/// What answers a request, as its failure's error-log line names it: the program's path, the
+/// FastCGI application, or the proxy's upstream.
+struct Who<'a>(&'a Source);
+
+impl std::fmt::Display for Who<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Source::Program(p) => f.write_str(p.name()),
+            Source::Starting(_) => f.write_str("a CGI program (starting)"),
+            Source::FastCgi(x) => write!(f, "FastCGI {}", x.name),
+            Source::Proxy(x) => write!(f, "proxy {}", x.name),
+        }
     }
 }
