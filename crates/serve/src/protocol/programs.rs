@@ -160,7 +160,7 @@ impl<Id: Copy> Programs<Id> {
             Ok(starting) => self.list.push((id, Source::Starting(starting), request)),
             Err((e, program)) => {
                 g.release();
-                self.not_started(side, id, &program, &request, e, w, ctx);
+                self.not_started(side, id, (&program, &request), e, w, ctx);
             }
         }
     }
@@ -204,7 +204,7 @@ impl<Id: Copy> Programs<Id> {
             }
         };
         let (id, _, request) = self.list.swap_remove(k);
-        self.not_started(side, id, &s.program, &request, failed, w, ctx);
+        self.not_started(side, id, (&s.program, &request), failed, w, ctx);
         None
     }
 
@@ -214,8 +214,7 @@ impl<Id: Copy> Programs<Id> {
         &mut self,
         side: &mut S,
         id: Id,
-        program: &std::path::Path,
-        request: &RequestLabel,
+        (program, request): (&std::path::Path, &RequestLabel),
         failed: io::Error,
         w: &mut Worker,
         ctx: &mut S::Ctx,
