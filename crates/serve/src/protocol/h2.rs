@@ -189,13 +189,16 @@ impl H2 {
 
     /// When the earliest request body still arriving is due (each stream's by its own clock,
     /// as HTTP/1.1's body: `protocol/body.rs`); None if no stream awaits one. `restart`: the
-    /// server has taken no input (its queue at its bound), and that time is not the client's.
+    /// server has taken no input (its queue at its bound), and that time is not the client's;
+    /// nor is the time a program holds its stream's window (`Stream::window_held`): such a
+    /// stream is left out, and its clock starts again as its window reopens.
     pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
         if self.streams.open_bodies == 0 {
             return None;
         }
         let (timeout, rate) = (w.timeouts.body, w.body_min_rate);
-        let clocks = (self.streams.slots.iter_mut()).filter(|st| st.id != 0 && !st.cut);
+        let clocks =
+            (self.streams.slots.iter_mut()).filter(|st| st.id != 0 && !st.cut && !st.window_held());
         (clocks.filter_map(|st| st.body.as_mut()))
             .map(|clock| {
                 if restart {
@@ -207,8 +210,8 @@ impl H2 {
     }
 
     /// Resets each stream whose request body is past its deadline (CANCEL; NO_ERROR if its
-    /// response went out whole, which the client keeps): the connection and the other streams
-    /// go on. Returns whether any was.
+    /// response went out whole, which the client keeps), unless its program holds its window:
+    /// the connection and the other streams go on. Returns whether any was.
     pub fn expire_bodies(&mut self, w: &mut Worker) -> bool {
         if self.streams.open_bodies == 0 {
             return false;
@@ -217,7 +220,7 @@ impl H2 {
         for st in self.streams.slots.iter_mut() {
             let late =
                 (st.body).is_some_and(|c| c.deadline(w.timeouts.body, w.body_min_rate) <= w.now);
-            if st.id == 0 || st.cut || !late {
+            if st.id == 0 || st.cut || !late || st.window_held() {
                 continue;
             }
             st.cut = true;

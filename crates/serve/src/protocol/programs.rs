@@ -32,8 +32,8 @@ pub(crate) trait Side {
     fn gateway_body(&mut self, id: Self::Id) -> &[u8];
     /// The whole request body of `id` has been handed over.
     fn gateway_body_done(&self, id: Self::Id) -> bool;
-    /// `n` bytes of [`Side::gateway_body`] were taken.
-    fn gateway_body_taken(&mut self, id: Self::Id, n: usize);
+    /// `n` bytes of [`Side::gateway_body`] were taken, at `now`.
+    fn gateway_body_taken(&mut self, id: Self::Id, n: usize, now: Instant);
     /// Whether to read `id`'s program output now (its response has room for it).
     fn gateway_wants_output(&self, id: Self::Id) -> bool;
     /// Output of `id`'s program: its head checked, then its body.
@@ -351,13 +351,13 @@ impl<Id: Copy> Programs<Id> {
             if !p.has_stdin() {
                 // The program closed its stdin early: the rest of the body is dropped.
                 let n = body.len();
-                side.gateway_body_taken(id, n);
+                side.gateway_body_taken(id, n, w.now);
                 moved = true;
                 continue;
             }
             match p.write_stdin(body) {
                 Ok(n) => {
-                    side.gateway_body_taken(id, n);
+                    side.gateway_body_taken(id, n, w.now);
                     moved = true;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,

@@ -236,6 +236,9 @@ pub enum Step {
     /// Answers it whole after 5 ms of work, as most applications: its answer is never there
     /// when the request has only just been sent.
     AnswerAfterWork,
+    /// Reads the request only after 3 s, then answers it, as an application whose workers are
+    /// all busy: its STDIN waits on the connection meanwhile.
+    ReadLate,
 }
 
 /// A FastCGI responder written here, for what a real application does only by chance: on each
@@ -265,6 +268,9 @@ impl Scripted {
                 count.fetch_add(1, Ordering::SeqCst);
                 for (i, step) in steps.into_iter().enumerate() {
                     let upto = if step == Step::AnswerBeforeBody { 4 } else { 5 };
+                    if step == Step::ReadLate {
+                        std::thread::sleep(std::time::Duration::from_secs(3));
+                    }
                     if read_request(&mut s, upto).is_none() || step == Step::Close {
                         break;
                     }

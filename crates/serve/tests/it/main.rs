@@ -58,6 +58,7 @@ mod gateway_cgi_shutdown;
 mod gateway_fastcgi;
 mod gateway_fastcgi_events;
 mod gateway_h2_uploads;
+mod gateway_h2_uploads_read;
 mod gateway_h3;
 mod gateway_h3_bodies;
 mod gateway_proxy;

@@ -245,6 +245,20 @@ pub(super) struct Stream {
 }
 
 impl Stream {
+    /// Its program, application or upstream holds its window: body bytes it has not taken yet,
+    /// so the client may be unable to send, and that time is not the client's (its body
+    /// clock is left out until they are taken: `gateway::body_taken`).
+    pub(super) fn window_held(&self) -> bool {
+        self.unconsumed > 0 && self.gateway.as_ref().is_some_and(|g| !g.done)
+    }
+
+    /// Starts the body's clock again at `now` (if a body is awaited).
+    pub(super) fn restart_body_clock(&mut self, now: Instant) {
+        if let Some(clock) = self.body.as_mut() {
+            *clock = BodyClock::start(now);
+        }
+    }
+
     pub(super) fn free() -> Stream {
         Stream {
             id: 0,
