@@ -440,17 +440,27 @@ unsafe extern "C" fn data_chunk<H: Handler>(
     user_data: *mut c_void,
 ) -> c_int {
     // SAFETY: data is valid for len bytes during the callback; session is the live session
-    // calling back, which `nghttp2_session_consume_connection` may be given from a callback.
+    // calling back, which `nghttp2_session_consume_connection` and
+    // `nghttp2_session_consume_stream` may be given from a callback (nghttpx does).
     unsafe {
         let data = bytes(data, len);
         guarded::<H, _>(user_data, FAIL, |ctx| {
             if ctx.messaging.active() && !ctx.messaging.data(stream_id, len) {
                 return refuse(session, ctx.last_answered);
             }
-            ctx.h.on_data(stream_id, data);
-            if ctx.paced {
-                // The connection's window reopens now; the stream's as the caller consumes.
-                let rv = sys::nghttp2_session_consume_connection(session, len);
+            if !ctx.paced {
+                ctx.h.on_data(stream_id, data);
+                return 0;
+            }
+            // The connection's window reopens now; the stream's by what the handler took now,
+            // the rest as the caller consumes.
+            let taken = ctx.h.on_data_paced(stream_id, data).min(len);
+            let rv = sys::nghttp2_session_consume_connection(session, len);
+            if rv < 0 {
+                return rv;
+            }
+            if taken > 0 {
+                let rv = sys::nghttp2_session_consume_stream(session, stream_id, taken);
                 if rv < 0 {
                     return rv;
                 }

@@ -56,9 +56,10 @@ pub struct Config {
     /// Entries allowed in one received SETTINGS frame (32): `nghttp2_option_set_max_settings`.
     pub max_settings: usize,
     /// A stream's receive window reopens only as the caller says its body bytes were taken
-    /// (`Session::consume`), not as they arrive, so a stream whose consumer stops holds no more
-    /// than its window (false: nghttp2 reopens it itself). The connection's window reopens as
-    /// bytes arrive either way: a stream that stops holds back no other.
+    /// (`Handler::on_data_paced` as they arrive, `Session::consume` later), so a stream whose
+    /// consumer stops holds no more than its window (false: nghttp2 reopens it itself). The
+    /// connection's window reopens as bytes arrive either way: a stream that stops holds back
+    /// no other.
     pub paced_stream_windows: bool,
 }
 

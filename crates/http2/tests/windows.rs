@@ -57,3 +57,49 @@ fn unpaced_both_windows_reopen_as_bytes_arrive_and_consume_does_nothing() {
     got.sort();
     assert_eq!(got, vec![(0, 32_768), (1, 32_768)]);
 }
+
+/// Takes the first two DATA frames whole as they arrive (as a server drops a body no one
+/// wants), the rest left to `Session::consume`.
+#[derive(Default)]
+struct TakesTwo {
+    out: Vec<u8>,
+    given: usize,
+}
+
+impl http2::Handler for TakesTwo {
+    fn write(&mut self, bytes: &[u8]) -> usize {
+        self.out.extend_from_slice(bytes);
+        bytes.len()
+    }
+
+    fn on_data(&mut self, _: http2::StreamId, _: &[u8]) {
+        panic!("paced: on_data_paced is called instead");
+    }
+
+    fn on_data_paced(&mut self, _: http2::StreamId, data: &[u8]) -> usize {
+        self.given += data.len();
+        if self.given <= 32_768 {
+            data.len()
+        } else {
+            0
+        }
+    }
+}
+
+#[test]
+fn a_paced_stream_s_window_reopens_at_once_by_what_the_handler_took_as_it_arrived() {
+    let config = Config {
+        paced_stream_windows: true,
+        ..Config::server()
+    };
+    let mut server: Session<TakesTwo> = Session::server(&config).unwrap();
+    let mut h = TakesTwo::default();
+    let input = upload(3);
+    assert_eq!(server.recv(&input, &mut h), Ok(input.len()));
+    assert_eq!(h.given, 3 * 16_384);
+    server.send(&mut h).unwrap();
+    // The two frames taken at once reopen the stream's window; the third waits.
+    let mut got = updates(&h.out);
+    got.sort();
+    assert_eq!(got, vec![(0, 32_768), (1, 32_768)]);
+}

@@ -128,8 +128,9 @@ impl std::fmt::Debug for H2 {
 impl H2 {
     pub fn new(w: &Worker) -> Result<H2, http2::Error> {
         let mut config = w.http2.as_ref().cloned().unwrap_or_default();
-        // A stream's window reopens as its program takes its body (`consume_taken`,
-        // `gateway::body_taken`), so what one holds of an upload is one window, not the body.
+        // A stream's window reopens as its program takes its body (`gateway::body_taken`; at
+        // once if dropped or gathered: `Streams::on_data_paced`), so what one holds of an
+        // upload is one window, not the body.
         config.paced_stream_windows = true;
         let cap = config.max_concurrent_streams as usize;
         let mut streams = Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now);
@@ -236,15 +237,6 @@ impl H2 {
         any
     }
 
-    /// Reopens the windows of the body bytes the last call took (dropped, or gathered within
-    /// the connection's and the thread's room); those streamed to a program reopen theirs as
-    /// it takes them.
-    fn consume_taken(&mut self) {
-        for (id, n) in self.streams.taken.drain(..) {
-            let _ = self.framer.consume(id, n);
-        }
-    }
-
     /// Graceful shutdown: GOAWAY with the last stream processed; the streams under way finish,
     /// then the connection closes.
     pub fn go_away(&mut self) {
@@ -320,7 +312,6 @@ fn answer_awake(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -
         h.streams.now = w.now;
         let result = h.framer.recv(input, &mut h.streams);
         b.in_len = 0;
-        h.consume_taken();
         if let Err(e) = result {
             // Fatal (a flood past nghttp2's limits, out of memory): nghttp2 sends nothing more,
             // so the GOAWAY that says why is written here, then the connection closes.

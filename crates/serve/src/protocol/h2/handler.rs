@@ -288,10 +288,14 @@ impl Handler for Streams {
     }
 
     fn on_data(&mut self, stream: StreamId, data: &[u8]) {
+        self.on_data_paced(stream, data);
+    }
+
+    /// Returns the bytes whose window reopens now: all but those streamed to a program.
+    fn on_data_paced(&mut self, stream: StreamId, data: &[u8]) -> usize {
         let (now, keep_all, budget) = (self.now, self.keep_all, self.budget);
         let Some(i) = self.index(stream) else {
-            self.mark_taken(stream, data.len());
-            return;
+            return data.len();
         };
         // Gathered (charged to the connection's and the thread's room): a body of unknown
         // length no program has yet. An upload streamed to a running program, or one of a
@@ -319,9 +323,11 @@ impl Handler for Streams {
         if let Some(clock) = s.body.as_mut() {
             clock.add(data.len() as u64, now);
         }
-        if !streamed {
+        if streamed {
+            0
+        } else {
             // Dropped, or gathered within the connection's and the thread's room.
-            self.mark_taken(stream, data.len());
+            data.len()
         }
     }
 

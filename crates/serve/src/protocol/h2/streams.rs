@@ -443,9 +443,6 @@ pub(super) struct Streams {
     /// Held log lines of streams that ended, with the DATA bytes each framed, to be written
     /// after the session's call (`h2/logging.rs`).
     pub(super) ended_logs: Vec<(HeldLog, u64)>,
-    /// Body bytes taken during the session's call (dropped, or gathered and charged), by
-    /// stream: their windows are reopened once it returns (`H2::consume_taken`).
-    pub(super) taken: Vec<(StreamId, usize)>,
     pub(super) counts: Counts,
 }
 
@@ -478,7 +475,6 @@ impl Streams {
             refused: 0,
             unsent_heads: Vec::new(),
             ended_logs: Vec::new(),
-            taken: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -527,14 +523,6 @@ impl Streams {
     pub(super) fn slot(&mut self, id: StreamId) -> Option<&mut Stream> {
         let i = self.index(id)?;
         Some(&mut self.slots[i])
-    }
-
-    /// `n` body bytes of stream `id` are taken (its window to reopen after the call).
-    pub(super) fn mark_taken(&mut self, id: StreamId, n: usize) {
-        match self.taken.last_mut() {
-            Some((last, m)) if *last == id => *m += n,
-            _ => self.taken.push((id, n)),
-        }
     }
 
     pub(super) fn remember_ended(&mut self, id: StreamId) {
