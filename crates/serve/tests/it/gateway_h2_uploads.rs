@@ -5,6 +5,9 @@
 use std::io::Write;
 use std::net::TcpStream;
 use std::os::unix::net::UnixListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::cgi_support::*;
 use crate::common::*;
@@ -19,13 +22,16 @@ const BODY: usize = 1 << 20;
 /// unix socket to the program holds (64 KiB, about 200 KiB), with room to spare; far below
 /// `BODY`.
 const PER_STREAM: u64 = 512 * 1024;
+/// How long the programs or the application's connections may take to be there.
+const DEADLINE: Duration = Duration::from_secs(60);
 
 /// Sends `STREAMS` POSTs to `path` on one connection, then their bodies as far as the
-/// server's windows let a client go; returns the bytes each stream could send. The client
-/// stops once a PING round trip after its windows are spent brings no window for any stream,
+/// server's windows let a client go; returns the bytes each stream could send. Once `ready`
+/// (every program or application connection is there to take what it would), the client
+/// stops when a PING round trip after its windows are spent brings no window for any stream,
 /// three times running (a round that brings one starts the count again), or once every body
-/// is sent.
-fn upload_until_held(s: &mut TcpStream, path: &str) -> Vec<u64> {
+/// is sent. Bounded by `DEADLINE`.
+fn upload_until_held(s: &mut TcpStream, path: &str, ready: impl Fn() -> bool) -> Vec<u64> {
     let ids: Vec<u32> = (0..STREAMS).map(|k| 1 + 2 * k).collect();
     let mut out = raw::start();
     for &id in &ids {
@@ -41,7 +47,9 @@ fn upload_until_held(s: &mut TcpStream, path: &str) -> Vec<u64> {
     let mut sent = vec![0u64; ids.len()];
     let chunk = vec![b'u'; 16_384];
     let mut idle_rounds = 0;
+    let start = Instant::now();
     while idle_rounds < 3 && sent.iter().any(|&n| n < BODY as u64) {
+        assert!(start.elapsed() < DEADLINE, "not ready in {DEADLINE:?}");
         let mut out = Vec::new();
         let mut moved = true;
         while moved {
@@ -83,7 +91,13 @@ fn upload_until_held(s: &mut TcpStream, path: &str) -> Vec<u64> {
                 None => conn_window += inc,
             }
         }
-        idle_rounds = if opened { 0 } else { idle_rounds + 1 };
+        // Taken before the programs were all there: they may take more.
+        let ready = ready();
+        idle_rounds = if opened || !ready { 0 } else { idle_rounds + 1 };
+        if !ready {
+            // Not a bound: a pause between polls while the programs start.
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
     sent
 }
@@ -101,13 +115,17 @@ fn assert_held_by_windows(sent: &[u64]) {
 #[test]
 fn over_http2_uploads_to_a_program_that_reads_nothing_are_held_by_their_windows() {
     let scripts = Scripts::new();
-    scripts.add("sit", "exec sleep 30\n");
+    // Each says it started (the server writes to its stdin from then on).
+    let started = tempfile::tempdir().unwrap();
+    let marker = started.path().display();
+    scripts.add("sit", &format!("touch {marker}/$$\nexec sleep 30\n"));
     let srv = start(&scripts, |c| {
         c.max_body_bytes = 4 * BODY as u64;
         c.cgi_max_programs = STREAMS as usize;
     });
     let mut s = connect(srv.addr);
-    let sent = upload_until_held(&mut s, "/cgi-bin/sit");
+    let count = || std::fs::read_dir(started.path()).unwrap().count();
+    let sent = upload_until_held(&mut s, "/cgi-bin/sit", || count() == STREAMS as usize);
     assert_held_by_windows(&sent);
     drop(s);
 }
@@ -118,6 +136,8 @@ fn over_http2_uploads_to_a_fastcgi_application_that_reads_nothing_are_held_by_th
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("deaf.sock");
     let listener = UnixListener::bind(&socket).unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = accepted.clone();
     let kept = std::thread::spawn(move || {
         let mut conns = Vec::new();
         while conns.len() < STREAMS as usize {
@@ -125,6 +145,7 @@ fn over_http2_uploads_to_a_fastcgi_application_that_reads_nothing_are_held_by_th
                 Ok((c, _)) => conns.push(c),
                 Err(_) => break,
             }
+            counted.store(conns.len(), Ordering::SeqCst);
         }
         conns
     });
@@ -136,7 +157,9 @@ fn over_http2_uploads_to_a_fastcgi_application_that_reads_nothing_are_held_by_th
     });
     write_file(srv.root.path(), "app", "");
     let mut s = connect(srv.addr);
-    let sent = upload_until_held(&mut s, "/app");
+    let sent = upload_until_held(&mut s, "/app", || {
+        accepted.load(Ordering::SeqCst) == STREAMS as usize
+    });
     assert_held_by_windows(&sent);
     drop(s);
     drop(srv);
