@@ -178,6 +178,7 @@ impl Gateways {
         token: usize,
         deadline: Instant,
     ) -> Result<Starting, (std::io::Error, std::path::PathBuf)> {
+        let name = launch.program.display().to_string().into();
         let job = spawner::Job {
             ticket: 0,
             token,
@@ -191,7 +192,11 @@ impl Gateways {
             return Err((e, job.program));
         };
         let ticket = spawner.send(job).map_err(|(e, job)| (e, job.program))?;
-        Ok(Starting { ticket, deadline })
+        Ok(Starting {
+            ticket,
+            deadline,
+            name,
+        })
     }
 
     /// A program the spawner thread is done with, if one is there (the loop's waker said so).
@@ -199,12 +204,12 @@ impl Gateways {
         self.spawner.as_mut()?.take()
     }
 
-    /// A started program, its pipes registered for connection `token`; an error if they could
-    /// not be (the program is then retired, killed).
+    /// A started program (`name`: its path, from its [`Starting`]), its pipes registered for
+    /// connection `token`; an error if they could not be (the program is then retired, killed).
     pub fn program_ready(
         &mut self,
         started: spawner::Started,
-        name: &std::path::Path,
+        name: Box<str>,
         token: usize,
         deadline: Instant,
     ) -> std::io::Result<Program> {

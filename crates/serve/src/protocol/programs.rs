@@ -188,8 +188,12 @@ impl<Id: Copy> Programs<Id> {
             return Some(s);
         };
         let deadline = self.list[k].1.deadline();
+        let name = match &mut self.list[k].1 {
+            Source::Starting(st) => std::mem::take(&mut st.name),
+            _ => unreachable!("found as starting"),
+        };
         let failed = match s.result {
-            Ok(started) => match g.program_ready(started, &s.program, self.token, deadline) {
+            Ok(started) => match g.program_ready(started, name, self.token, deadline) {
                 Ok(p) => {
                     w.stats.cgi_starts += 1;
                     self.list[k].1 = Source::Program(p);
@@ -537,9 +541,25 @@ impl std::fmt::Display for Who<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
             Source::Program(p) => f.write_str(p.name()),
-            Source::Starting(_) => f.write_str("a CGI program (starting)"),
+            Source::Starting(st) => write!(f, "{} (starting)", st.name),
             Source::FastCgi(x) => write!(f, "FastCGI {}", x.name),
             Source::Proxy(x) => write!(f, "proxy {}", x.name),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::Starting;
+
+    #[test]
+    fn a_program_still_starting_is_named_by_its_path() {
+        let starting = Source::Starting(Starting {
+            ticket: 7,
+            deadline: Instant::now(),
+            name: "/srv/cgi-bin/report".into(),
+        });
+        assert_eq!(Who(&starting).to_string(), "/srv/cgi-bin/report (starting)");
     }
 }
