@@ -59,7 +59,10 @@ fn upload_all(s: &mut TcpStream, path: &str) -> Vec<Answer> {
         );
         let mut out = Vec::new();
         for (k, &id) in ids.iter().enumerate() {
-            while !answers[k].reset {
+            if answers[k].reset {
+                continue;
+            }
+            loop {
                 let left = BODY as u64 - sent[k];
                 let n = (chunk.len() as i64)
                     .min(windows[k])
