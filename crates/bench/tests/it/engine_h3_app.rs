@@ -214,7 +214,7 @@ fn a_visit_over_http3_carries_its_session_and_passes_its_checks() {
     let st = app.state.lock().unwrap();
     assert_eq!(s.errors.total(), 0, "{:?} {:?}", s.errors, s.check_failures);
     assert_eq!(st.refused, 0);
-    assert_eq!(s.missing_value_unsent, 0);
+    assert_eq!(s.errors.get(ErrorKind::MissingValueUnsent), 0);
     assert_eq!((s.pages_done, s.requests), (36, 36 * 4));
     assert_eq!(st.requests, s.requests);
     assert_eq!(st.logins.len(), 6, "{:?}", st.logins);

@@ -60,6 +60,7 @@ mod quiche_server;
 mod engine_app_build_once;
 mod engine_app_cookie_gate;
 mod engine_app_form;
+mod engine_app_unsent;
 mod engine_end_close;
 mod engine_end_exact;
 mod engine_faults;
