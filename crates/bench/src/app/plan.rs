@@ -120,8 +120,6 @@ pub struct FilePlan {
     pub extract: Vec<Extract>,
     /// A check or an extraction reads the body: it is kept (up to [`MAX_KEPT_BODY`]).
     pub needs_body: bool,
-    /// A check or an extraction reads the header fields: the head is split into them.
-    pub needs_headers: bool,
 }
 
 /// A compiled application workload.
@@ -368,8 +366,6 @@ impl PlanBuilder {
             .collect::<Result<Vec<_>, String>>()?;
         let needs_body = expect.as_ref().is_some_and(Expect::needs_body)
             || extract.iter().any(Extract::needs_body);
-        let needs_headers = expect.as_ref().is_some_and(Expect::needs_headers)
-            || extract.iter().any(Extract::needs_headers);
         if self.files.len() <= url {
             self.files.resize(url + 1, None);
         }
@@ -381,7 +377,6 @@ impl PlanBuilder {
             expect,
             extract,
             needs_body,
-            needs_headers,
         });
         self.source += &format!("url {url} {spec:?}\n");
         self.page.push(Entry {

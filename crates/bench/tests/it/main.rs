@@ -59,6 +59,7 @@ mod quiche_server;
 
 mod engine_app_build_once;
 mod engine_app_cookie_gate;
+mod engine_app_fields;
 mod engine_app_form;
 mod engine_app_unsent;
 mod engine_end_close;
