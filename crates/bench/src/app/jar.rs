@@ -63,7 +63,8 @@ impl Jar {
     }
 
     /// Keeps the cookie of one `Set-Cookie` field of a response to `url`. One the jar refuses
-    /// (bad domain, a Secure one over cleartext) is not kept, as a browser keeps none.
+    /// (bad domain, a Secure one over cleartext) is not kept, as a browser keeps none; loopback
+    /// (`localhost`, 127.0.0.0/8, `::1`) counts as secure, as browsers count it.
     pub fn store(&mut self, text: &[u8], url: &Url) {
         let unchanged = self.kept.iter().any(|k| {
             k.set_by.as_deref() == Some(text)
@@ -78,6 +79,11 @@ impl Jar {
         let Ok(cookie) = cookie_store::Cookie::parse(text_str, url) else {
             return;
         };
+        // RFC 6265bis 5.7: a `Secure` cookie from an origin that is not secure is ignored
+        // (cookie_store would keep it, never to send it, taking one of the domain's places).
+        if cookie.secure() == Some(true) && !is_secure(url) {
+            return;
+        }
         let again = cookie.path.is_from_path_attr() && !cookie.is_persistent();
         let kept = Kept {
             domain: String::from(&cookie.domain),
@@ -159,6 +165,18 @@ impl Jar {
     }
 }
 
+/// Whether `url` is a secure origin for cookies: `https`, or loopback (`localhost`,
+/// 127.0.0.0/8, `::1`), as browsers and cookie_store count it.
+fn is_secure(url: &Url) -> bool {
+    url.scheme() == "https"
+        || match url.host() {
+            Some(url::Host::Domain(d)) => d == "localhost",
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +237,24 @@ mod tests {
         assert!(String::from_utf8(out)
             .unwrap()
             .starts_with("d=4; r0=0; r1=1; r2=2; r3=new"));
+    }
+
+    #[test]
+    fn a_secure_cookie_is_kept_over_https_and_loopback_only() {
+        for (url, kept) in [
+            ("https://app.test/", true),
+            ("http://127.0.0.1:8080/", true),
+            ("http://localhost/", true),
+            ("http://[::1]/", true),
+            ("http://app.test/", false),
+            ("http://192.0.2.1/", false),
+        ] {
+            let url = Url::parse(url).unwrap();
+            let mut jar = Jar::default();
+            jar.store(b"sec=1; Secure; Path=/", &url);
+            assert_eq!(jar.len(), usize::from(kept), "{url}");
+            assert_eq!(jar.header(&url, &mut Vec::new()), kept, "{url}");
+        }
     }
 
     #[test]
