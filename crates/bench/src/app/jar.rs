@@ -21,11 +21,14 @@ use url::Url;
 /// works in browsers works here.
 pub const MAX_COOKIES_PER_DOMAIN: usize = 50;
 
-/// One cookie kept, by the store's key.
+/// One cookie kept, by the store's key, with a copy of it as the store holds it: a request's
+/// `Cookie` field is written from the copies, as `kept` orders them, with no lookup in the
+/// store's hash maps per cookie per request.
 struct Kept {
     domain: String,
     path: String,
     name: String,
+    cookie: cookie_store::Cookie<'static>,
     /// When it was created, in cookies stored by this jar (an update keeps it, as RFC 6265
     /// keeps the creation time).
     created: u64,
@@ -85,14 +88,16 @@ impl Jar {
             return;
         }
         let again = cookie.path.is_from_path_attr() && !cookie.is_persistent();
+        let cookie = cookie.into_owned();
         let kept = Kept {
             domain: String::from(&cookie.domain),
             path: String::from(&cookie.path),
             name: cookie.name().to_owned(),
+            cookie: cookie.clone(),
             created: self.created,
             set_by: again.then(|| text.into()),
         };
-        match self.store.insert(cookie.into_owned(), url) {
+        match self.store.insert(cookie, url) {
             Ok(StoreAction::Inserted) => {
                 self.created += 1;
                 let domain = kept.domain.clone();
@@ -107,6 +112,7 @@ impl Jar {
                 };
                 // An update keeps the cookie's place (RFC 6265 keeps its creation time).
                 if let Some(k) = self.kept.iter_mut().find(same) {
+                    k.cookie = kept.cookie;
                     k.set_by = kept.set_by;
                 }
             }
@@ -116,12 +122,12 @@ impl Jar {
     }
 
     /// The `Cookie` field's value for a request to `url` (appended to `out`), or false when
-    /// the jar holds none for it: its cookies in `kept`'s order.
+    /// the jar holds none for it: its unexpired cookies in `kept`'s order, from the copies
+    /// `kept` holds (the store decides what is kept; `store` keeps the copies the same).
     pub fn header(&self, url: &Url, out: &mut Vec<u8>) -> bool {
         let mut any = false;
-        let cookies =
-            (self.kept.iter()).filter_map(|k| self.store.get(&k.domain, &k.path, &k.name));
-        for c in cookies.filter(|c| c.matches(url)) {
+        let cookies = self.kept.iter().map(|k| &k.cookie);
+        for c in cookies.filter(|c| !c.is_expired() && c.matches(url)) {
             if any {
                 out.extend_from_slice(b"; ");
             }
