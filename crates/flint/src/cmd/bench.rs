@@ -439,7 +439,8 @@ pub fn finish(
 }
 
 /// How a finished run ended, worst first: interrupted, failed (not one response succeeded, or
-/// not one page: every page that ended was abandoned), a threshold crossed, completed.
+/// not one page of an application: every page that ended was abandoned), a threshold crossed,
+/// completed.
 pub fn outcome(result: &RunResult, verdicts: &[Verdict]) -> Status {
     if result.interrupted {
         Status::Interrupted
@@ -462,12 +463,15 @@ fn succeeded(result: &RunResult) -> u64 {
     final_responses.saturating_sub(bad_status)
 }
 
-/// Whether pages ended in the window and not one of them was done: each was abandoned for an
-/// error (a file that failed, a request that could not be sent). Responses may have succeeded
-/// (a page's first files), but the workload's pages, what the run measures, never did.
+/// Whether an application workload's pages ended in the window and not one of them was done:
+/// each was abandoned for an error (a check that failed, a request that could not be sent).
+/// Responses may have succeeded (a login's), but the application's pages, what the run
+/// measures, never did. A plain workload's page abandoned for a file that failed (a missing
+/// image) is an error counted, as WebSTONE counts it, not a failed run: its responses that
+/// succeeded are the measure.
 fn no_page_done(result: &RunResult) -> bool {
     let abandoned: u64 = result.stats.pages.iter().map(|p| p.errors).sum();
-    result.stats.pages_done == 0 && abandoned > 0
+    result.workload.app.0.is_some() && result.stats.pages_done == 0 && abandoned > 0
 }
 
 /// Why a run failed, as the errors it counted: `not one response succeeded (connect_refused 120)`,
