@@ -236,6 +236,12 @@ pub enum Step {
     /// Answers it whole after 5 ms of work, as most applications: its answer is never there
     /// when the request has only just been sent.
     AnswerAfterWork,
+    /// Reads the PARAMS, lets 128 KiB of the body queue up unread (the server's writes then
+    /// block), stops reading (`shutdown(SHUT_RD)`: the server's next write fails, as after a
+    /// close), answers whole and closes, as an application that rejects an upload unread.
+    /// Stopping before the answer puts the failed write before the answer's read, whichever
+    /// the server's loop does first.
+    AnswerUnreadThenClose,
 }
 
 /// A FastCGI responder written here, for what a real application does only by chance: on each
@@ -264,9 +270,17 @@ impl Scripted {
                 };
                 count.fetch_add(1, Ordering::SeqCst);
                 for (i, step) in steps.into_iter().enumerate() {
-                    let upto = if step == Step::AnswerBeforeBody { 4 } else { 5 };
+                    let early =
+                        matches!(step, Step::AnswerBeforeBody | Step::AnswerUnreadThenClose);
+                    let upto = if early { 4 } else { 5 };
                     if read_request(&mut s, upto).is_none() || step == Step::Close {
                         break;
+                    }
+                    if step == Step::AnswerUnreadThenClose {
+                        if !queued_at_least(&s, 128 << 10) {
+                            break;
+                        }
+                        let _ = s.shutdown(std::net::Shutdown::Read);
                     }
                     if step == Step::StderrFlood {
                         let flood: Vec<u8> =
@@ -293,7 +307,7 @@ impl Scripted {
                     }
                     out.extend(record(6, b""));
                     out.extend(record(3, &[0, 0, 0, 0, 0, 0, 0, 0]));
-                    if s.write_all(&out).is_err() {
+                    if s.write_all(&out).is_err() || step == Step::AnswerUnreadThenClose {
                         break;
                     }
                 }
@@ -312,6 +326,16 @@ impl Scripted {
     pub fn addr(&self) -> String {
         format!("unix:{}", self.socket.display())
     }
+}
+
+/// Whether `n` bytes came to wait unread in `s`, within [`WAIT`].
+fn queued_at_least(s: &UnixStream, n: usize) -> bool {
+    let mut buf = vec![std::mem::MaybeUninit::<u8>::uninit(); n];
+    eventually(WAIT, || {
+        socket2::SockRef::from(s)
+            .peek(&mut buf)
+            .is_ok_and(|got| got >= n)
+    })
 }
 
 /// A record of request 1 without padding.
