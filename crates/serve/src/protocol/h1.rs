@@ -43,15 +43,18 @@ pub(super) struct H1 {
 #[derive(Debug)]
 struct Held {
     log: HeldLog,
-    /// Where its body ends in the connection's output (`Session::written` counts it).
+    /// Where its body starts and ends in the connection's output (`Session::written` counts
+    /// it). A program's body (`h1/gateway.rs`) spans its chunks' framing too.
+    start: u64,
     end: u64,
 }
 
 impl Held {
     /// Its body bytes among the first `written` of the connection's output.
     fn sent(&self, written: u64) -> u64 {
-        let start = self.end - self.log.body_bytes();
-        written.saturating_sub(start).min(self.log.body_bytes())
+        written
+            .saturating_sub(self.start)
+            .min(self.log.body_bytes())
     }
 }
 
@@ -67,7 +70,11 @@ impl H1 {
     fn hold(&mut self, entry: &Entry<'_>, w: &mut Worker) {
         count_status(&mut w.stats, entry.status);
         let log = w.held_logs.hold(entry);
-        self.held.push_back(Held { log, end: 0 });
+        self.held.push_back(Held {
+            log,
+            start: 0,
+            end: 0,
+        });
     }
 
     /// Logs the held responses whose body ends within the first `written` bytes of output.
@@ -298,6 +305,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
             // The body is the last of the queue.
             if let Some(last) = h.held.back_mut() {
                 last.end = s.written + s.queued;
+                last.start = last.end - last.log.body_bytes();
             }
         }
         if reply.close {
