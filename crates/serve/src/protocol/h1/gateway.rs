@@ -3,8 +3,8 @@
 //! is read (its head checked first: `gateway/head.rs`; then `Content-Length` if the program
 //! gave one, else chunked, else for an HTTP/1.0 client delimited by the close), and the one
 //! log line and count when it ends (a large body's line held until it is written, as a file's
-//! is: `h1.rs`; its `%b` counted from where the body starts in the connection's output). No other request on the connection is parsed meanwhile
-//! (responses leave in order).
+//! is: `h1.rs`; its `%b` counted from where the body starts in the connection's output). No
+//! other request on the connection is parsed meanwhile (responses leave in order).
 //!
 //! A chunked request body is read whole before the program starts, decoded (`body.rs`, within
 //! `max_body_bytes`), as nginx buffers one: a program is told its body's length up front
@@ -17,8 +17,8 @@ use wire::{Method, Request, Version};
 
 use super::super::body::Drain;
 use super::super::gateway::{answer_redirect, End, Record, OUTPUT_WINDOW};
-use super::super::held_log::HOLD_BODY_BYTES;
 use super::super::{Proto, Session, Worker};
+use super::should_hold;
 use crate::gateway::head::{CgiHead, HeadError, HeadReader, Location};
 use crate::gateway::Launch;
 use crate::pool::Pool;
@@ -333,20 +333,14 @@ impl Session {
             self.linger = true;
         }
         // A large body still partly queued: its line waits for it to be written (or the
-        // connection to go), as a static response's does (`h1.rs`).
+        // connection to go), as a static response's does (`h1.rs`); an error page given in
+        // place of the program's answer (`Out::Head`) is the server's own, small.
         let end_at = self.written + self.queued;
-        let held = w.log.is_some()
-            && !x.is_head
-            && !matches!(x.out, Out::Head)
-            && x.rec.body_bytes > HOLD_BODY_BYTES
-            && end_at > self.written
-            && w.held_logs.has_room();
+        let no_body = x.is_head || matches!(x.out, Out::Head);
+        let held = should_hold(no_body, x.rec.body_bytes, w) && end_at > self.written;
         match &mut self.proto {
             Proto::H1(h) if held => {
-                h.hold(&x.rec.entry(self.peer.ip()), w);
-                if let Some(last) = h.held.back_mut() {
-                    (last.start, last.end) = (x.body_start, end_at);
-                }
+                h.hold_at(&x.rec.entry(self.peer.ip()), x.body_start, end_at, w)
             }
             _ => x.rec.finish(self.peer.ip(), w),
         }
