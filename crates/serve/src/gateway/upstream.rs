@@ -155,11 +155,11 @@ impl Source for Stream {
 /// The rule both exchanges (a FastCGI application's, a proxy's upstream's) follow when a write
 /// of the request fails after part of it went: the request ends there (the rest of its body is
 /// dropped, the connection never pooled) and the exchange does not. An application or upstream
-/// may answer before reading the whole body (a 413 to an upload, php-fpm to a body it never
-/// reads) and close: the write meets the close, while the answer, whole, waits in the socket or
-/// was partly read already. Given `sent`, what sending the pending request bytes before a read
-/// of the answer gave, and whether such a failure ended the request (`write_failed`): whether
-/// the read goes on.
+/// may answer before reading the whole body (a 413 to an upload it will not take) and close
+/// (php-fpm does not: it reads the body away first): the write meets the close, while the
+/// answer, whole, waits in the socket or was partly read already. Given `sent`, what sending
+/// the pending request bytes before a read of the answer gave, and whether such a failure ended
+/// the request (`write_failed`): whether the read goes on.
 pub(crate) fn read_goes_on(sent: io::Result<()>, write_failed: bool) -> io::Result<()> {
     match sent {
         Err(e) if !write_failed => Err(e),

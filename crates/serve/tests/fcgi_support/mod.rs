@@ -242,6 +242,10 @@ pub enum Step {
     /// Stopping before the answer puts the failed write before the answer's read, whichever
     /// the server's loop does first.
     AnswerUnreadThenClose,
+    /// As [`Step::AnswerUnreadThenClose`], but the connection stays open until the server
+    /// closes it (within [`WAIT`]): a server that kept it for its next request would find it
+    /// there, idle and quiet, and fail on its first write.
+    AnswerUnreadThenWait,
 }
 
 /// A FastCGI responder written here, for what a real application does only by chance: on each
@@ -270,13 +274,19 @@ impl Scripted {
                 };
                 count.fetch_add(1, Ordering::SeqCst);
                 for (i, step) in steps.into_iter().enumerate() {
-                    let early =
-                        matches!(step, Step::AnswerBeforeBody | Step::AnswerUnreadThenClose);
-                    let upto = if early { 4 } else { 5 };
+                    let unread = matches!(
+                        step,
+                        Step::AnswerUnreadThenClose | Step::AnswerUnreadThenWait
+                    );
+                    let upto = if unread || step == Step::AnswerBeforeBody {
+                        4
+                    } else {
+                        5
+                    };
                     if read_request(&mut s, upto).is_none() || step == Step::Close {
                         break;
                     }
-                    if step == Step::AnswerUnreadThenClose {
+                    if unread {
                         if !queued_at_least(&s, 128 << 10) {
                             break;
                         }
@@ -310,6 +320,10 @@ impl Scripted {
                     if s.write_all(&out).is_err() || step == Step::AnswerUnreadThenClose {
                         break;
                     }
+                    if step == Step::AnswerUnreadThenWait {
+                        closed_by_peer(&s);
+                        break;
+                    }
                 }
                 drop(s);
                 done.fetch_add(1, Ordering::SeqCst);
@@ -336,6 +350,26 @@ fn queued_at_least(s: &UnixStream, n: usize) -> bool {
             .peek(&mut buf)
             .is_ok_and(|got| got >= n)
     })
+}
+
+/// Waits, within [`WAIT`], for the other end to close `s`, which was shut for reading (its
+/// reads say nothing more): the hang-up `poll` reports once both directions are shut.
+fn closed_by_peer(s: &UnixStream) {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: s.as_raw_fd(),
+        events: 0,
+        revents: 0,
+    };
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        // SAFETY: `p` is one valid pollfd for the call's length, its descriptor `s`'s, open.
+        let n = unsafe { libc::poll(&mut p, 1, left.as_millis() as i32) };
+        if n > 0 || left.is_zero() {
+            return; // the hang-up (or an error: the socket is no use either way)
+        }
+    }
 }
 
 /// A record of request 1 without padding.

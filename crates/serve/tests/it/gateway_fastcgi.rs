@@ -11,7 +11,7 @@ use std::io::{BufReader, Write};
 use crate::cgi_support::*;
 use crate::common::*;
 use crate::fcgi_support::*;
-use serve::Config;
+use serve::{Config, ServerStats};
 
 /// A script echoing what php-fpm was told of the request.
 const ENV_PHP: &str = "<?php header('X-App: php');\n\
@@ -630,12 +630,43 @@ fn a_connection_whose_request_body_was_not_all_sent_is_not_reused() {
 }
 
 #[test]
-fn an_answer_sent_before_the_body_was_read_reaches_the_client_and_its_connection_is_dropped() {
+fn an_answer_sent_before_the_body_was_read_reaches_the_client_whole() {
     // An application that rejects an 8 MiB upload unread: it answers whole (STDOUT and
     // END_REQUEST) and closes while the server is still sending the body, whose next write
-    // fails. The answer, already in the server's socket, is the response, whole; the
-    // connection, its STDIN cut, is never pooled.
-    let app = Scripted::new(vec![vec![Step::AnswerUnreadThenClose], vec![Step::Answer]]);
+    // fails. The answer, already in the server's socket, is the response, whole.
+    let st = upload_answered_unread(Step::AnswerUnreadThenClose);
+    assert_eq!(
+        (
+            st.fastcgi_requests,
+            st.fastcgi_connects,
+            st.fastcgi_failures
+        ),
+        (2, 2, 0)
+    );
+}
+
+#[test]
+fn a_connection_whose_request_write_failed_is_not_kept() {
+    // The same, but the application keeps the connection open after its answer, as if for
+    // the next request: its STDIN cut, it is closed, never pooled. Pooled, it would be taken
+    // for the next request, whose first write fails there: sent again on a new connection
+    // (a retry), with the same answer.
+    let st = upload_answered_unread(Step::AnswerUnreadThenWait);
+    assert_eq!(
+        (
+            st.fastcgi_requests,
+            st.fastcgi_connects,
+            st.fastcgi_retries,
+            st.fastcgi_failures
+        ),
+        (2, 2, 0, 0)
+    );
+}
+
+/// An 8 MiB upload to a scripted application whose first connection does `step` (its answer
+/// before the body is read), then a GET: both answers checked, the server's counts returned.
+fn upload_answered_unread(step: Step) -> ServerStats {
+    let app = Scripted::new(vec![vec![step], vec![Step::Answer]]);
     let srv = scripted_server(&app, |c| c.max_body_bytes = 64 << 20);
     let body_len = 8 << 20;
     let mut s = connect(srv.addr);
@@ -669,21 +700,15 @@ fn an_answer_sent_before_the_body_was_read_reaches_the_client_and_its_connection
         (r.status, r.body.as_slice()),
         (200, &b"connection 1 request 0"[..])
     );
-    let st = srv.stop();
-    assert_eq!(
-        (
-            st.fastcgi_requests,
-            st.fastcgi_connects,
-            st.fastcgi_failures
-        ),
-        (2, 2, 0)
-    );
+    srv.stop()
 }
 
 #[test]
 fn php_fpm_answering_an_upload_it_never_reads_is_passed_whole() {
     // A script that refuses an 8 MiB upload without reading it: php-fpm sends the answer, and
-    // reads the body away before its END_REQUEST.
+    // reads the body away before its END_REQUEST, so no write of the request fails: this
+    // guards what php-fpm always got (the answer whole, nothing failed), not the failed
+    // write's path, which the scripted application's tests above take.
     let fpm = App::php_fpm(1);
     let srv = php_server(&fpm.addr(), |c| c.max_body_bytes = 64 << 20);
     write_file(
