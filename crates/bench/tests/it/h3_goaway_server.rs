@@ -14,10 +14,14 @@
 //! die with it. The loop is the engine_h3_not_h3 server's (connections keyed by the client's
 //! address, each of bench's has a port of its own); every wait is bounded by a read timeout.
 //! `REFUSE_ALL` refuses everything: a GOAWAY 0 as soon as HTTP/3 is up, before any request.
+//! `reject` resets requests with H3_REQUEST_REJECTED (RFC 9114 4.1.1: not processed, the
+//! client may send them again), both ways as flint serve does after its GOAWAY: those at or
+//! above the GOAWAY, every other one for a path, or all of them (`Reject`).
 
 use crate::quiche_server::{self, ServerThread};
 use bench::config::TlsOptions;
 use bench::{BenchConfig, HttpMode, Stop, Target};
+use quiche::h3::NameValue;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
@@ -49,7 +53,27 @@ pub struct Plan {
     pub again: usize,
     /// Close the connection after the GOAWAY, cutting the covered held ones short.
     pub close: bool,
+    /// Which requests are reset with H3_REQUEST_REJECTED rather than answered.
+    pub reject: Reject,
 }
+
+/// Which requests a connection rejects (H3_REQUEST_REJECTED); each is counted in `refused`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reject {
+    /// None: those at or above the GOAWAY are left unanswered, the rest answered.
+    Never,
+    /// Those at or above the GOAWAY (held ones when it goes, later ones as they come), as
+    /// flint serve does, instead of leaving them unanswered.
+    AboveGoaway,
+    /// Every other request for this path on a connection, from its first: a request of it
+    /// rejected once and sent again on the same connection is answered.
+    EveryOther(&'static str),
+    /// Every request.
+    All,
+}
+
+/// No GOAWAY ever: the plan's `after` for a server that only rejects.
+pub const NEVER: u64 = u64::MAX;
 
 /// Every connection's GOAWAY names stream 0 as soon as HTTP/3 is up (the 0th request sends
 /// it): no request is ever answered.
@@ -59,6 +83,7 @@ pub const REFUSE_ALL: Plan = Plan {
     cover: 0,
     again: 0,
     close: false,
+    reject: Reject::Never,
 };
 
 /// What the server did.
@@ -66,8 +91,10 @@ pub const REFUSE_ALL: Plan = Plan {
 pub struct Counts {
     /// Request heads read, refused ones included.
     pub seen: u64,
-    /// Requests at or above a GOAWAY's stream ID, never answered.
+    /// Requests at or above a GOAWAY's stream ID, or rejected (`Reject`), never answered.
     pub refused: u64,
+    /// Of those, the ones reset with H3_REQUEST_REJECTED.
+    pub rejected: u64,
     /// Responses handed to QUIC whole.
     pub answered: u64,
     /// Responses cut short by the close after a GOAWAY (head and half the body).
@@ -163,6 +190,8 @@ struct Conn {
     requests: u64,
     held: Vec<u64>,
     last_request: Instant,
+    /// `Reject::EveryOther`: whether the path's next request is rejected.
+    reject_next: bool,
     /// The highest stream answered (or cut), and the GOAWAY's ID once sent.
     top_answered: Option<u64>,
     goaway: Option<u64>,
@@ -234,6 +263,7 @@ fn serve(
                     requests: 0,
                     held: Vec::new(),
                     last_request: Instant::now(),
+                    reject_next: true,
                     top_answered: None,
                     goaway: None,
                     bodies: Vec::new(),
@@ -301,11 +331,29 @@ fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8])
         return false;
     };
     match h3.poll(&mut conn.quic) {
-        Ok((stream, quiche::h3::Event::Headers { .. })) => {
+        Ok((stream, quiche::h3::Event::Headers { list, .. })) => {
             let mut c = counts.lock().unwrap();
             c.seen += 1;
-            if conn.goaway.is_some_and(|g| stream >= g) {
+            let above = conn.goaway.is_some_and(|g| stream >= g);
+            let reject = match plan.reject {
+                Reject::Never => false,
+                Reject::AboveGoaway => above,
+                Reject::EveryOther(path) => {
+                    let ours =
+                        (list.iter()).any(|h| h.name() == b":path" && h.value() == path.as_bytes());
+                    let next = conn.reject_next;
+                    conn.reject_next ^= ours;
+                    ours && next
+                }
+                Reject::All => true,
+            };
+            if above || reject {
                 c.refused += 1;
+                if reject {
+                    c.rejected += 1;
+                    drop(c);
+                    self::reject(&mut conn.quic, stream);
+                }
                 return true;
             }
             drop(c);
@@ -327,6 +375,14 @@ fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8])
         }
         Ok(_) => true,
         Err(_) => false,
+    }
+}
+
+/// Rejects `stream` (RFC 9114 4.1.1), both ways with H3_REQUEST_REJECTED, as flint serve
+/// rejects a request after its GOAWAY.
+fn reject(quic: &mut quiche::Connection, stream: u64) {
+    for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
+        let _ = quic.stream_shutdown(stream, dir, 0x10b);
     }
 }
 
@@ -403,6 +459,12 @@ fn go_away(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     let held = std::mem::take(&mut conn.held);
     let refused = held.iter().filter(|&&s| s >= id).count();
     c.refused += refused as u64;
+    if plan.reject == Reject::AboveGoaway {
+        c.rejected += refused as u64;
+        held.iter()
+            .filter(|&&s| s >= id)
+            .for_each(|&s| reject(&mut conn.quic, s));
+    }
     drop(c);
     conn.held = held.into_iter().filter(|&s| s < id).collect();
     conn.heard_since = false;
@@ -423,6 +485,12 @@ fn go_away_again(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     let mut c = counts.lock().unwrap();
     c.goaways += 1;
     c.refused += refused as u64;
+    if plan.reject == Reject::AboveGoaway {
+        c.rejected += refused as u64;
+        (conn.held.iter())
+            .filter(|&&s| s >= id)
+            .for_each(|&s| reject(&mut conn.quic, s));
+    }
     drop(c);
     conn.held.retain(|&s| s < id);
     conn.heard_since = false;
