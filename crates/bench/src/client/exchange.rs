@@ -103,6 +103,7 @@ pub(super) struct Exchange {
     /// The server refused this request once already by resetting its stream (HTTP/2's
     /// REFUSED_STREAM, HTTP/3's H3_REQUEST_REJECTED) and it was sent again: a second refusal is
     /// an error, so that a server refusing everything cannot keep a page going round forever.
+    /// HTTP/3 counts it per connection: a new one clears it (`h3/connecting.rs`).
     pub refused_once: bool,
     /// A connection on which the server processed no stream refused this request (its GOAWAY,
     /// before or above its stream) and it goes on a new one: refused so again, it fails

@@ -63,7 +63,7 @@ pub struct Http3Stats {
     pub goaways: u64,
     /// Streams the server did not process, sent again: those a GOAWAY left (on a new
     /// connection), and those it rejected (H3_REQUEST_REJECTED; a second rejection of the same
-    /// request fails it instead).
+    /// request on one connection fails it instead).
     pub retried: u64,
     /// `--early-data`: connections that sent requests in 0-RTT (a resumed session whose
     /// ticket allowed it), counted when their handshake completed.

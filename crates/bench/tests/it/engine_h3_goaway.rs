@@ -64,6 +64,7 @@ const AFTER_THIRD: Plan = Plan {
     again: 0,
     close: false,
     reject: Reject::Never,
+    one_stream: false,
 };
 
 /// A run's shape: its pages, `--streams` and `--rate`.

@@ -16,7 +16,8 @@
 //! `REFUSE_ALL` refuses everything: a GOAWAY 0 as soon as HTTP/3 is up, before any request.
 //! `reject` resets requests with H3_REQUEST_REJECTED (RFC 9114 4.1.1: not processed, the
 //! client may send them again), both ways as flint serve does after its GOAWAY: those at or
-//! above the GOAWAY, every other one for a path, or all of them (`Reject`).
+//! above the GOAWAY, every other one for a path, or all of them; or a test's script decides,
+//! and may close the connection at once after a rejection (`Reject::Script`).
 
 use crate::quiche_server::{self, ServerThread};
 use bench::config::TlsOptions;
@@ -55,10 +56,15 @@ pub struct Plan {
     pub close: bool,
     /// Which requests are reset with H3_REQUEST_REJECTED rather than answered.
     pub reject: Reject,
+    /// A connection allows one request stream at a time (the next once one is done, when the
+    /// client has acknowledged its end): a request rejected and closed on at once
+    /// (`Act::RejectAndClose`) cannot be sent again on the connection before the close is read,
+    /// however the client's reads split the datagrams.
+    pub one_stream: bool,
 }
 
 /// Which requests a connection rejects (H3_REQUEST_REJECTED); each is counted in `refused`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Reject {
     /// None: those at or above the GOAWAY are left unanswered, the rest answered.
     Never,
@@ -70,6 +76,31 @@ pub enum Reject {
     EveryOther(&'static str),
     /// Every request.
     All,
+    /// As the script says, of each request head as it comes (one at or above the GOAWAY is
+    /// refused whatever it says), and of each held one the GOAWAY covers when it is to be
+    /// answered.
+    Script(fn(Head) -> Act),
+}
+
+/// A request as a script sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Head {
+    /// Its connection, counted from 1 in the order accepted.
+    pub conn: u64,
+    /// Request heads read on the connection so far, this one included (refused ones too); 0
+    /// for a held one the GOAWAY covers.
+    pub nth: u64,
+    /// Held, covered by the GOAWAY, and about to be answered.
+    pub covered: bool,
+}
+
+/// What a script does with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    Take,
+    Reject,
+    /// Rejects it, and closes the connection (H3_NO_ERROR) as soon as the rejection is sent.
+    RejectAndClose,
 }
 
 /// No GOAWAY ever: the plan's `after` for a server that only rejects.
@@ -84,6 +115,7 @@ pub const REFUSE_ALL: Plan = Plan {
     again: 0,
     close: false,
     reject: Reject::Never,
+    one_stream: false,
 };
 
 /// What the server did.
@@ -136,6 +168,9 @@ impl GoawayServer {
         );
         let mut config = quiche_server::config(ca, 1 << 22);
         config.set_disable_active_migration(true);
+        if plan.one_stream {
+            config.set_initial_max_streams_bidi(1);
+        }
         let counts = Arc::new(Mutex::new(Counts::default()));
         let c = counts.clone();
         let thread = ServerThread::spawn(move |sock, stop| serve(sock, config, plan, c, stop));
@@ -185,6 +220,11 @@ impl GoawayServer {
 
 struct Conn {
     quic: quiche::Connection,
+    /// The connection's number (from 1, in the order accepted), and request heads read on it.
+    number: u64,
+    seen: u64,
+    /// A rejection asks for the connection to be closed once it is sent.
+    close_now: bool,
     h3: Option<quiche::h3::Connection>,
     /// Requests counted (refused ones not), the held ones' streams, and when the last came.
     requests: u64,
@@ -259,6 +299,9 @@ fn serve(
                 let quic = quiche::accept(&scid, None, local, from, &mut config).unwrap();
                 slot.insert(Conn {
                     quic,
+                    number: n,
+                    seen: 0,
+                    close_now: false,
                     h3: None,
                     requests: 0,
                     held: Vec::new(),
@@ -291,6 +334,12 @@ fn serve(
             step(conn, plan, &counts, &mut buf);
             while let Ok((n, info)) = conn.quic.send(&mut out) {
                 let _ = sock.send_to(&out[..n], info.to);
+            }
+            if std::mem::take(&mut conn.close_now) {
+                let _ = conn.quic.close(true, 0x100, b"");
+                while let Ok((n, info)) = conn.quic.send(&mut out) {
+                    let _ = sock.send_to(&out[..n], info.to);
+                }
             }
             if conn.close_armed && conn.heard_since && all_acknowledged(conn) {
                 conn.close_armed = false;
@@ -334,6 +383,7 @@ fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8])
         Ok((stream, quiche::h3::Event::Headers { list, .. })) => {
             let mut c = counts.lock().unwrap();
             c.seen += 1;
+            conn.seen += 1;
             let above = conn.goaway.is_some_and(|g| stream >= g);
             let reject = match plan.reject {
                 Reject::Never => false,
@@ -346,6 +396,16 @@ fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8])
                     ours && next
                 }
                 Reject::All => true,
+                Reject::Script(script) => {
+                    let head = Head {
+                        conn: conn.number,
+                        nth: conn.seen,
+                        covered: false,
+                    };
+                    let act = script(head);
+                    conn.close_now |= act == Act::RejectAndClose;
+                    act != Act::Take
+                }
             };
             if above || reject {
                 c.refused += 1;
@@ -459,7 +519,7 @@ fn go_away(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     let held = std::mem::take(&mut conn.held);
     let refused = held.iter().filter(|&&s| s >= id).count();
     c.refused += refused as u64;
-    if plan.reject == Reject::AboveGoaway {
+    if matches!(plan.reject, Reject::AboveGoaway) {
         c.rejected += refused as u64;
         held.iter()
             .filter(|&&s| s >= id)
@@ -485,7 +545,7 @@ fn go_away_again(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     let mut c = counts.lock().unwrap();
     c.goaways += 1;
     c.refused += refused as u64;
-    if plan.reject == Reject::AboveGoaway {
+    if matches!(plan.reject, Reject::AboveGoaway) {
         c.rejected += refused as u64;
         (conn.held.iter())
             .filter(|&&s| s >= id)
@@ -498,9 +558,25 @@ fn go_away_again(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
 }
 
 /// The held requests the last GOAWAY covered, answered (or cut, with `close`, which the
-/// connection then waits to do).
+/// connection then waits to do), or rejected if a script says so.
 fn answer_held(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     for s in std::mem::take(&mut conn.held) {
+        if let Reject::Script(script) = plan.reject {
+            let head = Head {
+                conn: conn.number,
+                nth: 0,
+                covered: true,
+            };
+            let act = script(head);
+            if act != Act::Take {
+                conn.close_now |= act == Act::RejectAndClose;
+                let mut c = counts.lock().unwrap();
+                (c.refused, c.rejected) = (c.refused + 1, c.rejected + 1);
+                drop(c);
+                reject(&mut conn.quic, s);
+                continue;
+            }
+        }
         answer(conn, s, counts, plan.close);
     }
     conn.close_armed = plan.close;

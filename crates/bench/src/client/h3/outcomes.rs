@@ -5,7 +5,7 @@
 //! timed out and cancelled, and everything in flight failed when the connection itself fails.
 
 use super::super::exchange::Exchange;
-use super::super::in_flight::{judge_refusals, waiting_since, Refusals};
+use super::super::in_flight::{judge_refusals, not_retried, waiting_since, Refusals};
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::stream_lanes;
@@ -65,14 +65,10 @@ impl H3 {
 
     /// Streams the server's GOAWAY will not process (from its id on) are kept to be sent again
     /// on a new connection (`send_again`). Those rejected before it was read and not sent again
-    /// yet were rejected as the connection went away (a server rejects what comes after its
-    /// GOAWAY, and its resets may be read first): they go with what it left, judged as that is
-    /// (`judge_refusals`), their one rejection on a connection that goes on not spent.
+    /// yet go with what it left, judged as that is (`judge_refusals`); on the new connection a
+    /// first rejection of each is sent again once more (`connecting.rs`, `start`).
     pub(super) fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         let Some(first) = self.goaway else { return };
-        for ex in &mut self.flight.retry {
-            ex.refused_once = false;
-        }
         while let Some(i) = self.flight.position(|s| s.id >= first) {
             let s = self.flight.take(i);
             self.send_again(cx, s, now);
@@ -137,8 +133,10 @@ impl H3 {
             }
             // A request held back goes with its exchange: its buffers back to the pool.
             self.release_held();
+            // (Those the server rejected here are not sent again after all: not retried.)
             for k in 0..self.flight.retry.len() {
                 let ex = self.flight.retry[k];
+                not_retried(self, &mut cx.stats, &ex);
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
                 self.file_done(cx, &ex, false, now);
             }
@@ -150,8 +148,8 @@ impl H3 {
 
     /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
     /// with none, the page's next file does; the connection is dropped and the page ended. A
-    /// connection that was up and had sent GOAWAY sends what it never processed again on a
-    /// new one.
+    /// connection that was up sends what it never processed (what its GOAWAY left, what it
+    /// rejected) again on a new one, as HTTP/2 does.
     pub(super) fn conn_failed(
         &mut self,
         ch: &mut Child,
@@ -187,25 +185,34 @@ impl H3 {
             self.spare.extend(s.app);
             any = true;
         }
-        if was_up && self.goaway.is_some() && !self.flight.retry.is_empty() {
-            // What the GOAWAY left unprocessed is not failed: it goes on a new connection, and
-            // the page (not a hit if a file failed) goes on with it; once only from a
-            // connection on which the server processed nothing (`judge_refusals`).
+        // (Not when this side broke the connection over a protocol error without a GOAWAY: a
+        // request it could not send is among what waits, and would fail so again.)
+        let end = cx.sh.schedule.end_us;
+        let broke = kind == ErrorKind::H3Protocol && self.goaway.is_none();
+        if was_up && now < end && !broke && !self.flight.retry.is_empty() {
+            // What the server never processed (its GOAWAY's, its rejections) is not failed: it
+            // goes on a new connection, and the page (not a hit if a file failed) goes on with
+            // it; once only from a connection on which the server processed nothing
+            // (`judge_refusals`).
             any |= judge_refusals(self, ch, cx, now);
             if !self.flight.retry.is_empty() {
                 self.page_ok &= !any;
                 return self.connect(ch, cx, now);
             }
         }
-        // A request held back goes with its exchange: its buffers back to the pool.
+        // A request held back goes with its exchange: its buffers back to the pool. (Those the
+        // server did not process here are not sent again after all: not retried.)
         self.release_held();
-        for ex in self.flight.retry.drain(..) {
+        for k in 0..self.flight.retry.len() {
+            let ex = self.flight.retry[k];
+            not_retried(self, &mut cx.stats, &ex);
             ch.record_failure(cx, &ex, kind, 0, now);
             if lanes {
                 Child::record_page(cx, ex.page, false, now);
             }
             any = true;
         }
+        self.flight.retry.clear();
         // Nothing sent yet: the page's next file is what failed. Lanes: the page picked and
         // not sent, if any (with none, the lanes were between pages: its own outcome counted).
         if (!lanes && !any) || (lanes && self.fresh) {

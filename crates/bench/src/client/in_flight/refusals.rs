@@ -56,7 +56,6 @@ pub(in crate::client) fn judge_refusals<W: Refusals>(
     if w.refused_at_once() {
         w.refuse_waiting(ch, cx, now);
     }
-    let conn_gen = w.conn_gen();
     let mut failed = false;
     let mut k = 0;
     while k < w.retry().len() {
@@ -67,16 +66,21 @@ pub(in crate::client) fn judge_refusals<W: Refusals>(
             continue;
         }
         let ex = w.retry().remove(k);
-        // Refused on this connection: counted as retried when taken, and not sent again after
-        // all. (One held unwritten here, refused on the connection before, was counted there,
-        // and was not taken again here.)
-        if ex.retried_on == conn_gen {
-            let retried = W::retried(&mut cx.stats);
-            *retried = retried.saturating_sub(1);
-        }
+        not_retried(w, &mut cx.stats, &ex);
         ch.record_failure(cx, &ex, W::REFUSED_AGAIN, 0, now);
         w.refused_failed(cx, k, &ex, now);
         failed = true;
     }
     failed
+}
+
+/// `ex`, taken from `w`'s `retry`, fails instead of being sent again: if this connection
+/// refused it, it was counted as retried when taken, and is not sent again after all. (One held
+/// unwritten here, refused on the connection before, was counted there, and was not taken
+/// again here.)
+pub(in crate::client) fn not_retried<W: Refusals>(w: &W, stats: &mut Stats, ex: &Exchange) {
+    if ex.retried_on == w.conn_gen() {
+        let retried = W::retried(stats);
+        *retried = retried.saturating_sub(1);
+    }
 }
