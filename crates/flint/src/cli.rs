@@ -31,6 +31,11 @@ pub enum Command {
     /// Writes the chosen mix to a temporary directory, starts `flint serve` on a free loopback
     /// port, runs `flint bench` against it with a live progress line, prints the WebSTONE report
     /// and a modern summary, and removes everything it made.
+    #[command(mut_arg("threads", |arg| arg.help(
+        "Event-loop threads of the load [default: the cores the embedded server leaves \
+         (cores - cores/2), at most --clients; with --target, the cores available, at most \
+         --clients; more than either is lowered to it, with a note]"
+    )))]
     Run(cmd::run::RunArgs),
     /// Generate load: WebSTONE Webchildren fetching weighted pages of files.
     ///

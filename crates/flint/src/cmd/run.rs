@@ -24,7 +24,7 @@ pub struct RunArgs {
     /// `flint fileset DIR --mix ...`).
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
-    /// Threads of the embedded server [default: half the cores].
+    /// Threads of the embedded server [default: half the cores, cores/2 and at least 1].
     #[arg(long, value_name = "N")]
     pub server_threads: Option<usize>,
     #[command(flatten)]
@@ -70,8 +70,10 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The load takes the cores the server leaves (the help says so: `-t` in `flint run --help`),
+    // at most one a Webchild as bench's default, so that no note is printed for a default.
     if load.threads.is_none() {
-        load.threads = Some(cores.saturating_sub(cores / 2).max(1));
+        load.threads = Some((cores - cores / 2).min(load.clients).max(1));
     }
     // The embedded server holds the other end of every connection, in this process.
     let target = bench::Target::http(std::net::SocketAddr::from(([127, 0, 0, 1], 1)));
