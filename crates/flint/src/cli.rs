@@ -116,6 +116,32 @@ mod tests {
     }
 
     #[test]
+    fn lab_help_names_every_server_the_dynamic_experiment_runs() {
+        use lab_experiments::{Experiment, LabOptions};
+        use lab_peers::PeerKind;
+        let mut cli = Cli::command();
+        let lab = cli.find_subcommand_mut("lab").expect("lab");
+        let help = lab.render_long_help().to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        let dynamic = (help.split("- dynamic:").nth(1))
+            .and_then(|rest| rest.split("- all:").next())
+            .expect("dynamic's line");
+        for kind in PeerKind::ALL {
+            let named = match kind {
+                PeerKind::Flint => "flint serve",
+                PeerKind::Nginx => "nginx",
+                PeerKind::ApachePrefork => "prefork",
+                PeerKind::ApacheEvent => "Apache (event",
+                PeerKind::Lighttpd => "lighttpd",
+                PeerKind::H2o => "h2o",
+                PeerKind::Caddy => "Caddy",
+            };
+            let runs = LabOptions::left_out(kind, Experiment::Dynamic).is_none();
+            assert_eq!(dynamic.contains(named), runs, "{kind:?} in: {dynamic}");
+        }
+    }
+
+    #[test]
     fn lab_modes_parse_h3_beside_the_others_and_an_unknown_one_is_refused() {
         use super::Command;
         use clap::Parser;
