@@ -52,6 +52,10 @@ impl GaveUp {
             None => target.addr.to_string(),
         };
         Some(match self.kind {
+            ErrorKind::ConnectRefused if Self::tcp_answers_h3_refused(config) => format!(
+                "nothing answered over UDP (QUIC) on {server}, though a TCP server listens \
+                 there: HTTP/3 may be off on it (try without --http 3)"
+            ),
             ErrorKind::ConnectRefused => format!("is the server running on {server}?"),
             ErrorKind::ConnectTimeout => format!("is {server} reachable (a firewall dropping the connects)?"),
             ErrorKind::H2NotNegotiated => match target.scheme {
@@ -77,6 +81,17 @@ impl GaveUp {
             ErrorKind::Status5xx => "the server fails every request (see its error log)".to_owned(),
             _ => return None,
         })
+    }
+
+    /// Whether HTTP/3's datagrams were refused by a host where the same port answers a TCP
+    /// connect: a server with its HTTP/3 off, not a server missing. One connect, made only
+    /// here, once the run has stopped, to say why.
+    fn tcp_answers_h3_refused(config: &crate::BenchConfig) -> bool {
+        const PROBE: Duration = Duration::from_secs(1);
+        let target = &config.target;
+        config.http == crate::HttpMode::Http3
+            && target.unix_socket.is_none()
+            && std::net::TcpStream::connect_timeout(&target.addr, PROBE).is_ok()
     }
 
     /// The hint for handshakes that failed though the server answered in TLS (an alert: no
@@ -206,6 +221,34 @@ mod tests {
         assert!(tls
             .line(&config, &StatusCounts::new(), None)
             .contains("http:// rather than https://"));
+    }
+
+    #[test]
+    fn http3_refused_where_tcp_answers_says_udp_is_not_served() {
+        let hint_at = |addr: std::net::SocketAddr| {
+            let mut config = BenchConfig::new(Target::https(addr, "localhost"));
+            config.http = crate::HttpMode::Http3;
+            let gave_up = GaveUp {
+                kind: ErrorKind::ConnectRefused,
+                attempts: 8,
+                after: Duration::from_secs(1),
+            };
+            gave_up.hint(&config, &StatusCounts::new()).unwrap()
+        };
+        // A TCP server (one with HTTP/3 off) on the port: nothing answered over UDP.
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = tcp.local_addr().unwrap();
+        let h = hint_at(addr);
+        assert!(h.contains("nothing answered over UDP (QUIC)"), "{h}");
+        assert!(h.contains("HTTP/3 may be off"), "{h}");
+        assert!(!h.contains("is the server running"), "{h}");
+        // Nothing on TCP either: the usual question, said for both.
+        drop(tcp);
+        let h = hint_at(addr);
+        assert!(
+            h.contains(&format!("is the server running on {addr}?")),
+            "{h}"
+        );
     }
 
     #[test]
