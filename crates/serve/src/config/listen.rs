@@ -130,7 +130,8 @@ impl serde::de::Visitor<'_> for ListenVisitor {
     }
 
     fn visit_f64<E: serde::de::Error>(self, x: f64) -> Result<SocketAddr, E> {
-        Err(Self::other(x))
+        // Debug keeps the point: `8080.0` as written, not a `8080` that looks like a port.
+        Err(Self::other(format_args!("{x:?}")))
     }
 }
 

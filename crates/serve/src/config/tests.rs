@@ -86,6 +86,11 @@ fn a_listen_number_out_of_range_or_of_another_type_says_what_listen_takes() {
             "listen = 80.5\n",
             "line 1: `listen`: `80.5`: expected a port",
         ),
+        // A float that is a whole number is still not a port, and is shown as written.
+        (
+            "listen = 8080.0\n",
+            "line 1: `listen`: `8080.0`: expected a port",
+        ),
         (
             "listen = [80]\n",
             "line 1: `listen`: invalid type: sequence, expected a port",
