@@ -70,10 +70,8 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // The load takes the cores the server leaves (the help says so: `-t` in `flint run --help`),
-    // at most one a Webchild as bench's default, so that no note is printed for a default.
     if load.threads.is_none() {
-        load.threads = Some((cores - cores / 2).min(load.clients).max(1));
+        load.threads = Some(run_threads(cores, load.clients));
     }
     // The embedded server holds the other end of every connection, in this process.
     let target = bench::Target::http(std::net::SocketAddr::from(([127, 0, 0, 1], 1)));
@@ -160,4 +158,24 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     drop(dir);
     drop(certs_dir);
     status
+}
+
+/// The load's threads when `-t` is not given: the cores the server leaves (the help says so:
+/// `-t` in `flint run --help`), at most one a Webchild as bench's default, so that no note is
+/// printed for a default; at least one.
+fn run_threads(cores: usize, clients: usize) -> usize {
+    (cores - cores / 2).min(clients).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_threads;
+
+    #[test]
+    fn the_load_takes_the_cores_the_server_leaves_at_most_one_a_client() {
+        assert_eq!(run_threads(8, 1), 1);
+        assert_eq!(run_threads(8, 16), 4);
+        assert_eq!(run_threads(2, 16), 1);
+        assert_eq!(run_threads(1, 16), 1);
+    }
 }

@@ -466,8 +466,9 @@ fn tls_version(text: &str) -> Result<TlsArg, String> {
 }
 
 /// The number of an argument written as a protocol version (`1.0`, `1.4`, `TLSv1.1`, `v1`),
-/// which no URL or path is: a TLS version however mistyped, and never a host (`10.0.0.1` has
-/// more dots, and a host after `--tls` would be an http:// URL, refused with it anyway).
+/// taken for a TLS version however mistyped. A host could be spelt so (`v1`), but a bare host
+/// after `--tls` is an http:// URL, refused with it anyway; an address (`10.0.0.1`) has more
+/// dots and is not taken.
 fn version_number(text: &str) -> Option<&str> {
     let prefix = ["tlsv", "sslv", "tls", "ssl", "v"].into_iter().find(|p| {
         text.get(..p.len())
