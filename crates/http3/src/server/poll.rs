@@ -3,7 +3,7 @@
 
 use super::{clocks, ConnId, RequestId, Server, ServerEvent};
 use crate::fields::Fields;
-use crate::{H3_MESSAGE_ERROR, H3_REQUEST_REJECTED};
+use crate::{H3_MESSAGE_ERROR, H3_REQUEST_INCOMPLETE, H3_REQUEST_REJECTED};
 use quiche::h3;
 use quiche::h3::NameValue;
 
@@ -51,9 +51,7 @@ impl Server {
                     // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
                     // may send it again on another connection.
                     if conn.goaway.is_some_and(|g| stream >= g) {
-                        for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
-                            let _ = conn.quic.stream_shutdown(stream, dir, H3_REQUEST_REJECTED);
-                        }
+                        let _ = super::resets::shut_stream(conn, stream, H3_REQUEST_REJECTED);
                         self.refused_after_goaway += 1;
                         self.mark_send(slot);
                         continue;
@@ -82,7 +80,15 @@ impl Server {
                     return Some(ServerEvent::BodyEnd { id });
                 }
                 h3::Event::Reset(code) => {
+                    // A stream reset in its header block carries no request: nothing will
+                    // answer it, so this side ends it too (else QUIC would keep it, and
+                    // HTTP/3 the part of the block it read, until the connection ends).
+                    let unanswerable = conn.heads.iter().any(|&(s, _)| s == stream);
                     clocks::stream_reset(conn, stream);
+                    if unanswerable {
+                        let _ = super::resets::shut_stream(conn, stream, H3_REQUEST_INCOMPLETE);
+                        self.mark_send(slot);
+                    }
                     return Some(ServerEvent::Reset { id, code });
                 }
                 // A client's GOAWAY (it will open no more streams) and priority updates

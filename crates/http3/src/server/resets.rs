@@ -99,18 +99,16 @@ pub(super) fn reset_acknowledged(conn: &mut Conn) {
     }
 }
 
-pub(super) fn shut_stream(conn: &mut Conn, stream: u64, code: u64) -> Result<(), Error> {
-    for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
-        match conn.quic.stream_shutdown(stream, dir, code) {
-            Ok(()) | Err(quiche::Error::Done) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
+/// Resets `stream` both ways with `code` (our side once the client's has ended:
+/// `ending.rs`), and forgets what the connection waited for of it. False if QUIC had no
+/// such stream.
+pub(super) fn shut_stream(conn: &mut Conn, stream: u64, code: u64) -> Result<bool, Error> {
+    let existed = super::ending::end(conn, stream, code)?;
     conn.blocked.retain(|&s| s != stream);
     // Its body's clock goes with it: once the read side is shut, quiche keeps nothing
     // more of the stream, so no event would ever end that clock (a client could grow
     // the list past the stream limit by having its streams reset, and the expiry would
     // count timeouts and report resets for streams long gone).
     clocks::body_ended(conn, stream);
-    Ok(())
+    Ok(existed)
 }

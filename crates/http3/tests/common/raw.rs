@@ -38,6 +38,9 @@ pub fn client_config(stream_window: u64) -> quiche::Config {
 pub struct Peer {
     pub quic: quiche::Connection,
     pub h3: Option<h3::Connection>,
+    /// Sets up HTTP/3 once connected (false: the test reads its streams through QUIC alone,
+    /// and the client keeps nothing of them at the HTTP/3 layer).
+    pub http3: bool,
     pub addr: SocketAddr,
     /// Read response bodies (false: the client never opens its windows).
     pub reads: bool,
@@ -73,6 +76,7 @@ impl Peer {
         Peer {
             quic,
             h3: None,
+            http3: true,
             addr,
             reads: true,
             ping: None,
@@ -124,7 +128,7 @@ impl Peer {
     }
 
     fn poll(&mut self) {
-        if self.h3.is_none() && self.quic.is_established() {
+        if self.h3.is_none() && self.http3 && self.quic.is_established() {
             let config = h3::Config::new().unwrap();
             self.h3 = Some(h3::Connection::with_transport(&mut self.quic, &config).unwrap());
         }

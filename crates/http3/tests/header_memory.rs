@@ -1,0 +1,221 @@
+//! A client that opens request streams, sends 20 KiB of a HEADERS frame on each and never
+//! finishes it, then resets them (or leaves them for the header timeout to reset), round after
+//! round on one connection, as fast as the stream limit gives it streams back: what the server
+//! holds must not grow with the rounds. Each round the server holds a round's partial header
+//! blocks at most (the stream limit times what each sent); once those streams are gone, so is
+//! what they held.
+//!
+//! Measured as the bytes the test's thread holds (the server and its client are driven there,
+//! in memory): `live_bytes_on_this_thread`, read after each round.
+
+mod common;
+
+use common::memory::Certs;
+use common::raw::{client_config, Net, Peer, BOUND};
+use http3::{Limits, Timeouts, H3_REQUEST_CANCELLED, H3_REQUEST_INCOMPLETE};
+use std::time::{Duration, Instant};
+use test_support::alloc::{live_bytes_on_this_thread, Counting};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// What each stream sends of its header block.
+const PARTIAL: usize = 20 * 1024;
+/// The server's stream limit (`Limits::default`), so the streams of a round.
+const STREAMS: u64 = 100;
+
+/// A HEADERS frame (type 1) announcing twice `PARTIAL` bytes (a 4-byte varint), and `PARTIAL`
+/// of them: within the header block limit, never finished.
+fn partial_headers() -> Vec<u8> {
+    let announced = 2 * PARTIAL as u32;
+    let mut frame = vec![0x01];
+    frame.extend_from_slice(&(0x8000_0000 | announced).to_be_bytes());
+    frame.resize(frame.len() + PARTIAL, b'a');
+    frame
+}
+
+fn net(certs: &Certs, header: Duration) -> Net {
+    let limits = Limits {
+        idle_timeout: Duration::from_secs(120),
+        ..Limits::default()
+    };
+    assert_eq!(limits.max_streams, STREAMS);
+    let timeouts = Timeouts {
+        header,
+        keep_alive: Duration::from_secs(120),
+        send: Duration::from_secs(120),
+        ..Timeouts::default()
+    };
+    let mut net = Net::new(certs.server(&limits).timeouts(timeouts), 100);
+    let mut peer = Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    // Streams read through QUIC only: what HTTP/3 on the client would keep of the streams
+    // the server resets (quiche's HTTP/3 keeps a stream it did not finish, as the server's
+    // did) would grow with the rounds on this same thread.
+    peer.http3 = false;
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].quic.is_established());
+    net
+}
+
+/// How the client ends each stream of a round.
+#[derive(Clone, Copy, PartialEq)]
+enum End {
+    /// RESET_STREAM and STOP_SENDING (a request cancelled, as browsers do).
+    Cancel,
+    /// RESET_STREAM only: the request's side reset, the response's left to the server.
+    ResetRequest,
+    /// Nothing: left open for the header timeout.
+    Leave,
+}
+
+/// One round: a partial header block on each stream the server allows now, all of it handed
+/// to the server; then each ended as `end` says. Returns once the client has seen the server
+/// reset each (but after a cancel, whose response side the client no longer reads) and has
+/// at least half the stream limit again (quiche gives credit back once half is used).
+fn round(net: &mut Net, next: &mut u64, end: End) {
+    let frame = partial_headers();
+    let n = net.peers[0].quic.peer_streams_left_bidi();
+    assert!(n >= STREAMS / 2, "streams given back: {n} of {STREAMS}");
+    let mut streams: Vec<(u64, usize)> = (0..n).map(|i| (*next + 4 * i, 0)).collect();
+    *next += 4 * n;
+    let sent_before = net.peers[0].quic.stats().sent_bytes;
+    let start = Instant::now();
+    // Written as flow control and the client's send buffer take it.
+    loop {
+        let quic = &mut net.peers[0].quic;
+        for (stream, at) in streams.iter_mut() {
+            if *at < frame.len() {
+                if let Ok(w) = quic.stream_send(*stream, &frame[*at..], false) {
+                    *at += w;
+                }
+            }
+        }
+        if streams.iter().all(|&(_, at)| at == frame.len()) {
+            break;
+        }
+        assert!(start.elapsed() < BOUND, "partial header blocks not taken");
+        net.turn();
+    }
+    // Out to the server (the in-memory path loses nothing): at least the blocks' bytes sent.
+    let payload = n * frame.len() as u64;
+    net.until("partial header blocks sent", |n| {
+        n.peers[0].quic.stats().sent_bytes - sent_before >= payload
+    });
+    let (read, write) = match end {
+        End::Cancel => (true, true),
+        End::ResetRequest => (false, true),
+        End::Leave => (false, false),
+    };
+    let quic = &mut net.peers[0].quic;
+    for &(stream, _) in &streams {
+        if read {
+            let r = quic.stream_shutdown(stream, quiche::Shutdown::Read, H3_REQUEST_CANCELLED);
+            r.unwrap();
+        }
+        if write {
+            let r = quic.stream_shutdown(stream, quiche::Shutdown::Write, H3_REQUEST_CANCELLED);
+            r.unwrap();
+        }
+    }
+    // A reset is read once (QUIC lets go of the stream as it says so): each is kept here.
+    let mut seen = std::collections::HashSet::new();
+    net.until("streams reset and given back", |n| {
+        let p = &mut n.peers[0];
+        for &(s, _) in &streams {
+            if !seen.contains(&s) && p.was_reset(s, H3_REQUEST_INCOMPLETE) {
+                seen.insert(s);
+            }
+        }
+        (end == End::Cancel || seen.len() == streams.len())
+            && p.quic.peer_streams_left_bidi() >= STREAMS / 2
+    });
+}
+
+/// Runs `rounds` rounds on one connection and gives the bytes held before the first and
+/// after each.
+fn held_by_round(net: &mut Net, rounds: usize, end: End) -> Vec<i64> {
+    let mut next = 0;
+    let mut held = vec![live_bytes_on_this_thread()];
+    for _ in 0..rounds {
+        round(net, &mut next, end);
+        held.push(live_bytes_on_this_thread());
+    }
+    // The connection is still the client's: a request after the rounds is answered (its
+    // HEADERS frame, then a DATA frame of the 100 bytes, and FIN).
+    net.peers[0].get_on(next);
+    let mut got = 0;
+    net.until("response", |n| {
+        let mut buf = [0u8; 4096];
+        loop {
+            match n.peers[0].quic.stream_recv(next, &mut buf) {
+                Ok((len, fin)) => {
+                    got += len;
+                    if fin {
+                        return true;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+    });
+    assert!(got > 100, "the response's {got} bytes");
+    assert_eq!(net.requests, 1);
+    held
+}
+
+/// What a round's partial blocks are: `STREAMS * PARTIAL` (2 MiB). After the rounds the
+/// server holds less than one round's (its streams are gone; what stays is its structures'
+/// growth, maps that do not shrink), and the last half of the rounds added less than a
+/// quarter of one: the blocks are not kept per round.
+fn assert_bounded(what: &str, held: &[i64]) {
+    let kib: Vec<i64> = held.iter().map(|b| (b - held[0]) / 1024).collect();
+    eprintln!("{what}: KiB held after each round, from before the first: {kib:?}");
+    let round = (STREAMS as usize * PARTIAL) as i64;
+    let last = held.last().unwrap();
+    assert!(
+        last - held[0] < round,
+        "{what}: {} KiB held after {} rounds (a round's blocks: {} KiB): {kib:?}",
+        (last - held[0]) / 1024,
+        held.len() - 1,
+        round / 1024
+    );
+    let half = held[held.len() / 2];
+    assert!(
+        last - half < round / 4,
+        "{what}: {} KiB more over the last half of the rounds: {kib:?}",
+        (last - half) / 1024
+    );
+}
+
+#[test]
+fn partial_header_blocks_cancelled_by_the_client_are_let_go_of() {
+    let certs = Certs::new();
+    let mut net = net(&certs, Duration::from_secs(120));
+    let held = held_by_round(&mut net, 12, End::Cancel);
+    assert_bounded("cancelled by the client", &held);
+    let c = net.server.counts();
+    assert_eq!(c.header_timeouts, 0, "{c:?}");
+}
+
+#[test]
+fn partial_header_blocks_whose_request_side_the_client_resets_are_let_go_of() {
+    let certs = Certs::new();
+    let mut net = net(&certs, Duration::from_secs(120));
+    let held = held_by_round(&mut net, 12, End::ResetRequest);
+    assert_bounded("request side reset by the client", &held);
+    let c = net.server.counts();
+    assert_eq!(c.header_timeouts, 0, "{c:?}");
+}
+
+#[test]
+fn partial_header_blocks_reset_at_the_header_timeout_are_let_go_of() {
+    let certs = Certs::new();
+    let mut net = net(&certs, Duration::from_secs(1));
+    let held = held_by_round(&mut net, 10, End::Leave);
+    assert_bounded("reset at the header timeout", &held);
+    let c = net.server.counts();
+    assert!(c.header_timeouts >= 10 * STREAMS / 2, "{c:?}");
+}
