@@ -50,15 +50,37 @@ pub(super) fn end(conn: &mut Conn, stream: u64, code: u64) -> Result<bool, quich
         Err(e) => return Err(e),
     };
     // A stream QUIC no longer has may still have HTTP/3 state: `settle` lets it go at once.
-    if !conn.ending.iter().any(|e| e.stream == stream) {
-        conn.ending.push(Ending {
+    // One watched (`watch`) has our side to reset now.
+    match conn.ending.iter_mut().find(|e| e.stream == stream) {
+        Some(e) => {
+            *e = Ending {
+                stream,
+                code,
+                written: false,
+            }
+        }
+        None => conn.ending.push(Ending {
             stream,
             code,
             written: false,
-        });
+        }),
     }
     settle(conn);
     Ok(exists)
+}
+
+/// Watches `stream`, which the client reset after its request was handed out: once QUIC lets
+/// go of it (the caller reset it too, or the client stopped the response), HTTP/3's state
+/// goes, as for a stream this side reset (a response cut by the client kept it, with the
+/// buffer its header block was read into: what the client chose).
+pub(super) fn watch(conn: &mut Conn, stream: u64) {
+    if !conn.ending.iter().any(|e| e.stream == stream) {
+        conn.ending.push(Ending {
+            stream,
+            code: 0,
+            written: true,
+        });
+    }
 }
 
 /// Resets our side of each stream whose client side has ended, and lets HTTP/3 drop each

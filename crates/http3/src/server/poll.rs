@@ -88,6 +88,10 @@ impl Server {
                     if unanswerable {
                         let _ = super::resets::shut_stream(conn, stream, H3_REQUEST_INCOMPLETE);
                         self.mark_send(slot);
+                    } else {
+                        // Its response is the caller's to go on with or reset; HTTP/3's state
+                        // goes once QUIC lets go of the stream either way.
+                        super::ending::watch(conn, stream);
                     }
                     return Some(ServerEvent::Reset { id, code });
                 }

@@ -288,6 +288,11 @@ impl Net {
                     }
                 }
                 ServerEvent::BodyEnd { .. } => self.bodies_ended += 1,
+                // The client cancelled: what was left to send of its response is dropped, as
+                // flint serve drops it (the stream is not written to again).
+                ServerEvent::Reset { id, .. } => {
+                    self.sent.remove(&id);
+                }
                 ServerEvent::Closed { .. } => self.closed += 1,
                 _ => {}
             }
