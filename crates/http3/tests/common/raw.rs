@@ -294,7 +294,6 @@ impl Net {
                     self.sent.remove(&id);
                 }
                 ServerEvent::Closed { .. } => self.closed += 1,
-                _ => {}
             }
         }
     }
