@@ -80,23 +80,34 @@ fn count() {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count();
-        live(layout.size() as i64);
         // SAFETY: the caller's layout, passed on as GlobalAlloc::alloc requires.
-        unsafe { System.alloc(layout) }
+        let p = unsafe { System.alloc(layout) };
+        // A failed allocation holds nothing.
+        if !p.is_null() {
+            live(layout.size() as i64);
+        }
+        p
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count();
-        live(layout.size() as i64);
         // SAFETY: as for alloc.
-        unsafe { System.alloc_zeroed(layout) }
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            live(layout.size() as i64);
+        }
+        p
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count();
-        live(new_size as i64 - layout.size() as i64);
         // SAFETY: ptr was allocated by System (every allocation here goes there) with layout.
-        unsafe { System.realloc(ptr, layout, new_size) }
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        // A failed realloc leaves the old block as it was.
+        if !p.is_null() {
+            live(new_size as i64 - layout.size() as i64);
+        }
+        p
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
