@@ -25,17 +25,20 @@
 use super::Conn;
 use quiche::h3;
 
-/// A request stream this side reset, not yet let go of by QUIC and HTTP/3.
+/// A request stream this side reset, or the client reset after its request was handed out,
+/// not yet let go of by QUIC and HTTP/3.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Ending {
     stream: u64,
-    code: u64,
-    /// Our side is reset (RESET_STREAM queued).
+    /// The code of our reset; None for a stream only watched (`watch`).
+    code: Option<u64>,
+    /// Our side is reset (RESET_STREAM queued), or is not ours to reset.
     written: bool,
 }
 
 /// Resets `stream` both ways with `code`: STOP_SENDING now, our RESET_STREAM once the
-/// client's side has ended. False if QUIC has no such stream (gone, or never opened).
+/// client's side has ended; nothing more is written to it, so it waits for no flow control.
+/// False if QUIC has no such stream (gone, or never opened).
 pub(super) fn end(conn: &mut Conn, stream: u64, code: u64) -> Result<bool, quiche::Error> {
     let exists = match conn
         .quic
@@ -49,35 +52,31 @@ pub(super) fn end(conn: &mut Conn, stream: u64, code: u64) -> Result<bool, quich
         ),
         Err(e) => return Err(e),
     };
+    conn.blocked.retain(|&s| s != stream);
     // A stream QUIC no longer has may still have HTTP/3 state: `settle` lets it go at once.
-    // One watched (`watch`) has our side to reset now.
+    // One watched (`watch`) has our side to reset now; one reset already keeps its first code.
+    let ending = Ending {
+        stream,
+        code: Some(code),
+        written: false,
+    };
     match conn.ending.iter_mut().find(|e| e.stream == stream) {
-        Some(e) => {
-            *e = Ending {
-                stream,
-                code,
-                written: false,
-            }
-        }
-        None => conn.ending.push(Ending {
-            stream,
-            code,
-            written: false,
-        }),
+        Some(e) if e.code.is_none() => *e = ending,
+        Some(_) => {}
+        None => conn.ending.push(ending),
     }
     settle(conn);
     Ok(exists)
 }
 
 /// Watches `stream`, which the client reset after its request was handed out: once QUIC lets
-/// go of it (the caller reset it too, or the client stopped the response), HTTP/3's state
-/// goes, as for a stream this side reset (a response cut by the client kept it, with the
-/// buffer its header block was read into: what the client chose).
+/// go of it (the caller reset it too, finished its response, or the client stopped the
+/// response), HTTP/3's state goes, as for a stream this side reset.
 pub(super) fn watch(conn: &mut Conn, stream: u64) {
     if !conn.ending.iter().any(|e| e.stream == stream) {
         conn.ending.push(Ending {
             stream,
-            code: 0,
+            code: None,
             written: true,
         });
     }
@@ -95,12 +94,15 @@ pub(super) fn settle(conn: &mut Conn) {
                 continue;
             }
             // A side the client stopped was reset by QUIC already, with the client's code.
-            if !matches!(
-                conn.quic.stream_capacity(e.stream),
-                Err(quiche::Error::StreamStopped(_))
+            if let (Some(code), false) = (
+                e.code,
+                matches!(
+                    conn.quic.stream_capacity(e.stream),
+                    Err(quiche::Error::StreamStopped(_))
+                ),
             ) {
                 // Done: already reset, or collected.
-                let _ = (conn.quic).stream_shutdown(e.stream, quiche::Shutdown::Write, e.code);
+                let _ = (conn.quic).stream_shutdown(e.stream, quiche::Shutdown::Write, code);
             }
             conn.ending[i].written = true;
         }

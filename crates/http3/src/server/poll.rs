@@ -3,7 +3,7 @@
 
 use super::{clocks, ConnId, RequestId, Server, ServerEvent};
 use crate::fields::Fields;
-use crate::{H3_MESSAGE_ERROR, H3_REQUEST_INCOMPLETE, H3_REQUEST_REJECTED};
+use crate::{H3_MESSAGE_ERROR, H3_REQUEST_REJECTED};
 use quiche::h3;
 use quiche::h3::NameValue;
 
@@ -80,18 +80,8 @@ impl Server {
                     return Some(ServerEvent::BodyEnd { id });
                 }
                 h3::Event::Reset(code) => {
-                    // A stream reset in its header block carries no request: nothing will
-                    // answer it, so this side ends it too (else QUIC would keep it, and
-                    // HTTP/3 the part of the block it read, until the connection ends).
-                    let unanswerable = conn.heads.iter().any(|&(s, _)| s == stream);
-                    clocks::stream_reset(conn, stream);
-                    if unanswerable {
-                        let _ = super::resets::shut_stream(conn, stream, H3_REQUEST_INCOMPLETE);
+                    if super::resets::client_reset(conn, stream) {
                         self.mark_send(slot);
-                    } else {
-                        // Its response is the caller's to go on with or reset; HTTP/3's state
-                        // goes once QUIC lets go of the stream either way.
-                        super::ending::watch(conn, stream);
                     }
                     return Some(ServerEvent::Reset { id, code });
                 }

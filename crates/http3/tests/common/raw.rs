@@ -164,6 +164,8 @@ pub struct Net {
     pub body_len: usize,
     /// Responses under way: how much of the body each has sent.
     sent: HashMap<RequestId, usize>,
+    /// Requests whose response head flow control refused: never answered.
+    unanswered: Vec<RequestId>,
     body: Vec<u8>,
     /// Connections the server reported closed.
     pub closed: u64,
@@ -172,6 +174,9 @@ pub struct Net {
     pub bodies_ended: u64,
     /// Requests the server handed out.
     pub requests: u64,
+    /// Bodies left unread at their `Body` event, kept here for the test to read (as a
+    /// server reads a body when whoever takes it wants more).
+    pub deferred: Option<Vec<RequestId>>,
 }
 
 impl Net {
@@ -181,11 +186,13 @@ impl Net {
             peers: Vec::new(),
             body_len,
             sent: HashMap::new(),
+            unanswered: Vec::new(),
             body: vec![b'x'; body_len],
             closed: 0,
             body_read: 0,
             bodies_ended: 0,
             requests: 0,
+            deferred: None,
         }
     }
 
@@ -277,10 +284,15 @@ impl Net {
                     if self.server.send_response(id, 200, &fields, false).is_ok() {
                         self.sent.insert(id, 0);
                         self.push(id);
+                    } else {
+                        self.unanswered.push(id);
                     }
                 }
                 ServerEvent::Writable { id } => self.push(id),
                 // A request body is read as it comes (the response does not wait for it).
+                ServerEvent::Body { id } if self.deferred.is_some() => {
+                    self.deferred.as_mut().unwrap().push(id);
+                }
                 ServerEvent::Body { id } => {
                     let mut buf = [0u8; 4096];
                     while let Ok(n @ 1..) = self.server.recv_body(id, &mut buf) {
@@ -288,10 +300,16 @@ impl Net {
                     }
                 }
                 ServerEvent::BodyEnd { .. } => self.bodies_ended += 1,
-                // The client cancelled: what was left to send of its response is dropped, as
-                // flint serve drops it (the stream is not written to again).
+                // The client cancelled: what was left to send of its response is dropped, and
+                // its stream reset, as flint serve does (a response never ended would keep
+                // the stream, when the client reset only its request's side).
                 ServerEvent::Reset { id, .. } => {
-                    self.sent.remove(&id);
+                    let unanswered = self.unanswered.len();
+                    self.unanswered.retain(|&u| u != id);
+                    let dropped = self.unanswered.len() < unanswered;
+                    if self.sent.remove(&id).is_some() || dropped {
+                        let _ = self.server.reset(id, http3::H3_REQUEST_CANCELLED);
+                    }
                 }
                 ServerEvent::Closed { .. } => self.closed += 1,
             }
