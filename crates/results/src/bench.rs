@@ -447,7 +447,8 @@ pub struct Http3Record {
     pub handshake_rtt_ms: MinMeanMax,
     /// GOAWAY frames received.
     pub goaways: u64,
-    /// Streams a GOAWAY left unprocessed, sent again on a new connection (not failed).
+    /// Streams the server did not process, sent again (not failed): those a GOAWAY left, on a
+    /// new connection, and those reset with H3_REQUEST_REJECTED.
     pub retried: u64,
     /// `--early-data`: connections that sent requests in 0-RTT, and of them those whose
     /// 0-RTT the server accepted and rejected (QUIC then sent the requests again after the

@@ -81,7 +81,9 @@ pub enum ErrorKind {
     H3Handshake,
     /// HTTP/3: the connection ended on QUIC's idle timeout (no packet from the server for it).
     H3IdleTimeout,
-    /// HTTP/3: the server reset the stream (its code is counted by name in `Http3Stats`).
+    /// HTTP/3: the server reset the stream (its code is counted by name in `Http3Stats`; one
+    /// rejected with H3_REQUEST_REJECTED, not processed, is sent again first, once a
+    /// connection).
     H3StreamReset,
     /// HTTP/3: the server closed the connection with an error (CONNECTION_CLOSE: its code by
     /// name in `Http3Stats`) with the stream not done.

@@ -52,7 +52,8 @@ mod udp;
 mod h3_runs;
 // A relay holding the server's flight to a resumed connection until it has seen 0-RTT.
 mod h3_hold;
-// A server on quiche's HTTP/3 that sends GOAWAY with a stream ID of its choosing.
+// A server on quiche's HTTP/3 that sends GOAWAY with a stream ID of its choosing, and rejects
+// requests (H3_REQUEST_REJECTED) as told.
 mod h3_goaway_server;
 // The quiche test servers' config and loop thread.
 mod quiche_server;
@@ -86,6 +87,7 @@ mod engine_h3_lanes;
 mod engine_h3_lanes_room;
 mod engine_h3_not_h3;
 mod engine_h3_redirects;
+mod engine_h3_rejected;
 mod engine_h3_resume;
 mod engine_h3_upload;
 mod engine_modes;
