@@ -51,7 +51,8 @@ pub enum Command {
         From wrk, oha, hey, h2load or curl: -c, -d and -t are as in wrk; oha's and hey's -q (a \
         rate) is --rate here, and -q is quiet; h2load's -m N is --http 2 --streams N; -z, -X, \
         --http2 and --no-tui are taken; others are answered with flint's own (docs/coming-from.md).\n\n\
-        Exit status: 0 completed; 1 not one response succeeded (or the run broke); 2 bad usage \
+        Exit status: 0 completed; 1 not one response succeeded, or not one page (every page \
+        abandoned), or the run broke; 2 bad usage \
         or input, nothing started; 3 a --threshold crossed; 130 interrupted (still reported).")]
     Bench(cmd::bench::BenchArgs),
     /// Serve a directory: event-driven, one loop per core, cached metadata and checksums.

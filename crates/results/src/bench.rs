@@ -271,11 +271,12 @@ pub struct Summary {
     /// handshake, partly written): the server received none.
     pub unsent_at_end: u64,
     /// Application workloads: requests not sent because they need a value never extracted
-    /// (the server received none).
+    /// (the server received none). The errors of that kind: each is in `errors` too.
     #[serde(default)]
     pub missing_value_unsent: u64,
     /// Application workloads: requests not sent because a header field's value had a line
-    /// break or NUL (the server received none).
+    /// break or NUL (the server received none). The errors of that kind: each is in `errors`
+    /// too.
     #[serde(default)]
     pub unsafe_value_unsent: u64,
     /// HTTP/1.1 pipelining: re-sends (not distinct requests) of requests written whole behind

@@ -85,6 +85,8 @@ impl GaveUp {
                 }
             }
             ErrorKind::Status5xx => "the server fails every request (see its error log)".to_owned(),
+            ErrorKind::MissingValueUnsent => "a value the requests need is never extracted (check the page whose file extracts it: does it run, does its extraction match; or --reset-session, which forgets values as each page starts)".to_owned(),
+            ErrorKind::UnsafeValueUnsent => "every value put in a header field held a line break or NUL (check what its extraction takes, or send it in a body)".to_owned(),
             _ => return None,
         })
     }
@@ -234,6 +236,15 @@ mod tests {
         assert!(tls
             .line(&config, &StatusCounts::new(), None)
             .contains("http:// rather than https://"));
+    }
+
+    #[test]
+    fn requests_an_application_could_not_send_say_where_to_look() {
+        let h = hint_for(ErrorKind::MissingValueUnsent, &[]);
+        assert!(h.contains("never extracted"), "{h}");
+        assert!(h.contains("--reset-session"), "{h}");
+        let h = hint_for(ErrorKind::UnsafeValueUnsent, &[]);
+        assert!(h.contains("line break"), "{h}");
     }
 
     #[test]

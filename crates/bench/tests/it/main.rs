@@ -29,6 +29,8 @@
 
 // The support modules, shared with the allocation tests' executables (which take the parts they
 // need by `#[path]`), declared once: they name each other as `crate::common`, `crate::h2server`...
+#[path = "../common/app_server.rs"]
+mod app_server;
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../common/h2_accounting.rs"]
@@ -58,6 +60,9 @@ mod quiche_server;
 
 mod engine_app_build_once;
 mod engine_app_cookie_gate;
+mod engine_app_fields;
+mod engine_app_form;
+mod engine_app_unsent;
 mod engine_end_close;
 mod engine_end_exact;
 mod engine_faults;

@@ -303,7 +303,7 @@ impl H3 {
                 std::mem::swap(&mut self.request, &mut self.held_request);
                 Some(kept)
             }
-            (true, None) => match self.build_app(cx, (ch.slot, &ex), now) {
+            (true, None) => match self.build_app(cx, (&*ch, &ex), now) {
                 Some(kept) => Some(kept),
                 None => return Submitted::Unsent,
             },
