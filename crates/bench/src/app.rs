@@ -13,6 +13,7 @@
 //!   checks, each failure an error kind of its own;
 //! - [`extract::Extract`]: values taken from a response (header, cookie, regex group, JSON
 //!   pointer) for later requests;
+//! - [`fields::Fields`]: a response's header fields, walked in its head's text;
 //! - [`jar::Jar`]: one Webchild's cookies, capped per domain, its expired ones dropped;
 //! - [`session::Session`]: one Webchild's rows, values, cookie jar and counters;
 //! - [`plan::Plan`]: all of the above compiled from a workload file, per URL;
@@ -22,6 +23,7 @@
 pub mod check;
 pub mod data;
 pub mod extract;
+pub mod fields;
 pub mod jar;
 pub mod plan;
 pub mod session;

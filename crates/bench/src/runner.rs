@@ -321,7 +321,7 @@ fn collect(
     let window = Duration::from_micros(end_us.saturating_sub(measure_us));
     let parts = outcomes.iter().map(|stats| merge::Part { stats, window });
     let (mut stats, duration) = merge::merge(workload, config.rate.is_some(), parts);
-    stats.gave_up = shared.gave_up.get().copied();
+    stats.gave_up = shared.gave_up.get().map(|g| g.probed(config));
     Ok(SliceOutcome {
         result: RunResult {
             config: config.clone(),

@@ -88,14 +88,6 @@ pub struct Stats {
     /// Application workloads: the first few responses that failed a check or an extraction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub check_failures: Vec<check_failures::CheckFailure>,
-    /// Application workloads: requests not sent because they need a value never extracted
-    /// (the server has none of them; the page ends there, not a hit).
-    #[serde(default)]
-    pub missing_value_unsent: u64,
-    /// Application workloads: requests not sent because a header field's value would have had
-    /// a line break or NUL (it would split the request's head; the page ends there).
-    #[serde(default)]
-    pub unsafe_value_unsent: u64,
     /// HTTP/1.1 pipelining: re-sends (not distinct requests) of requests written whole behind a
     /// response after which the server closed the connection (saying `Connection: close`, or
     /// closing after a complete response), which it never processed (RFC 9112 section 9.3.2),
@@ -223,8 +215,6 @@ impl Stats {
             http3: Http3Stats::default(),
             redirects: RedirectStats::default(),
             check_failures: Vec::new(),
-            missing_value_unsent: 0,
-            unsafe_value_unsent: 0,
             pipeline_resent: 0,
             pipeline_not_resent: 0,
             gave_up: None,
@@ -307,8 +297,6 @@ impl Stats {
         self.http3.merge(&o.http3);
         self.redirects.merge(&o.redirects);
         check_failures::merge(&mut self.check_failures, &o.check_failures);
-        self.missing_value_unsent += o.missing_value_unsent;
-        self.unsafe_value_unsent += o.unsafe_value_unsent;
         self.pipeline_resent += o.pipeline_resent;
         self.pipeline_not_resent += o.pipeline_not_resent;
         self.ttfb.merge(&o.ttfb);

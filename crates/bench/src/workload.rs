@@ -324,7 +324,9 @@ impl Workload {
     }
 
     /// Every URL requested as `defaults` say (the command line's `-m`, `-H`, `--body`) where
-    /// its own entry does not say otherwise (see [`RequestSpec::over`]).
+    /// its own entry does not say otherwise (see [`RequestSpec::over`]); an application
+    /// workload's bodies are forms where the `Content-Type` they go with says so
+    /// ([`Plan::under_defaults`]).
     pub fn with_defaults(mut self, defaults: &RequestSpec) -> Result<Workload, WorkloadError> {
         if let Some(why) = defaults.check() {
             return Err(WorkloadError::Invalid(why));
@@ -332,6 +334,10 @@ impl Workload {
         self.requests = (0..self.urls.len())
             .map(|i| self.spec(i).over(defaults))
             .collect();
+        if let Some(plan) = self.plan() {
+            let plan = (plan.under_defaults(&defaults.headers)).map_err(WorkloadError::Invalid)?;
+            self.app = AppPlan(Some(Arc::new(plan)));
+        }
         Ok(self)
     }
 

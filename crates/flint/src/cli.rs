@@ -31,6 +31,11 @@ pub enum Command {
     /// Writes the chosen mix to a temporary directory, starts `flint serve` on a free loopback
     /// port, runs `flint bench` against it with a live progress line, prints the WebSTONE report
     /// and a modern summary, and removes everything it made.
+    #[command(mut_arg("threads", |arg| arg.help(
+        "Event-loop threads of the load [default: the cores the embedded server leaves \
+         (cores - cores/2), at most --clients; with --target, the cores available, at most \
+         --clients; more than either is lowered to it, with a note]"
+    )))]
     Run(cmd::run::RunArgs),
     /// Generate load: WebSTONE Webchildren fetching weighted pages of files.
     ///
@@ -46,7 +51,8 @@ pub enum Command {
         From wrk, oha, hey, h2load or curl: -c, -d and -t are as in wrk; oha's and hey's -q (a \
         rate) is --rate here, and -q is quiet; h2load's -m N is --http 2 --streams N; -z, -X, \
         --http2 and --no-tui are taken; others are answered with flint's own (docs/coming-from.md).\n\n\
-        Exit status: 0 completed; 1 not one response succeeded (or the run broke); 2 bad usage \
+        Exit status: 0 completed; 1 not one response succeeded, or not one page (every page \
+        abandoned), or the run broke; 2 bad usage \
         or input, nothing started; 3 a --threshold crossed; 130 interrupted (still reported).")]
     Bench(cmd::bench::BenchArgs),
     /// Serve a directory: event-driven, one loop per core, cached metadata and checksums.
@@ -108,6 +114,32 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn lab_help_names_every_server_the_dynamic_experiment_runs() {
+        use lab_experiments::{Experiment, LabOptions};
+        use lab_peers::PeerKind;
+        let mut cli = Cli::command();
+        let lab = cli.find_subcommand_mut("lab").expect("lab");
+        let help = lab.render_long_help().to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        let dynamic = (help.split("- dynamic:").nth(1))
+            .and_then(|rest| rest.split("- all:").next())
+            .expect("dynamic's line");
+        for kind in PeerKind::ALL {
+            let named = match kind {
+                PeerKind::Flint => "flint serve",
+                PeerKind::Nginx => "nginx",
+                PeerKind::ApachePrefork => "prefork",
+                PeerKind::ApacheEvent => "Apache (event",
+                PeerKind::Lighttpd => "lighttpd",
+                PeerKind::H2o => "h2o",
+                PeerKind::Caddy => "Caddy",
+            };
+            let runs = LabOptions::left_out(kind, Experiment::Dynamic).is_none();
+            assert_eq!(dynamic.contains(named), runs, "{kind:?} in: {dynamic}");
+        }
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 pub enum Status {
     /// 0: the run completed (and every `--threshold` held).
     Completed,
-    /// 1: the run failed: not one response succeeded (every connect refused, say), or something
-    /// broke while it ran.
+    /// 1: the run failed: not one response succeeded (every connect refused, say), or not one
+    /// page (every page abandoned), or something broke while it ran.
     Failed,
     /// 2: bad usage or input; nothing was started.
     Usage,

@@ -40,6 +40,7 @@ mod answer;
 mod clocks;
 mod counts;
 mod deadline;
+mod ending;
 mod events;
 mod goaway;
 mod malformed;
@@ -108,6 +109,9 @@ struct Conn {
     /// it. Each with the connection's acknowledged bytes when all it held was sent (`None`
     /// until then): a later acknowledgement covers it (in order, as a loss-free path goes).
     reset_when_sent: Vec<ResetWhenSent>,
+    /// Streams this side reset that QUIC or HTTP/3 still holds (`server/ending.rs`; at most
+    /// about the stream limit: each holds a stream of QUIC's until it is collected).
+    ending: Vec<ending::Ending>,
     /// When it was accepted: the handshake's deadline runs from here.
     accepted_at: Instant,
     /// Request streams opened whose header block has not come whole yet, oldest first, with

@@ -85,7 +85,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     };
     writeln!(
         lab.out,
-        "\n== dynamic (CGI, FastCGI and a proxy against a static file, CPU per tier): \
+        "\n== dynamic (an application's deployments against a static file, CPU per tier): \
          {DYNAMIC_CLIENTS} \
          clients, persistent, {where_db}; deployments {}; tests {}; {}",
         (deployments.iter().map(|d| d.name()))

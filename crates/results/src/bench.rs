@@ -271,11 +271,12 @@ pub struct Summary {
     /// handshake, partly written): the server received none.
     pub unsent_at_end: u64,
     /// Application workloads: requests not sent because they need a value never extracted
-    /// (the server received none).
+    /// (the server received none). The errors of that kind: each is in `errors` too.
     #[serde(default)]
     pub missing_value_unsent: u64,
     /// Application workloads: requests not sent because a header field's value had a line
-    /// break or NUL (the server received none).
+    /// break or NUL (the server received none). The errors of that kind: each is in `errors`
+    /// too.
     #[serde(default)]
     pub unsafe_value_unsent: u64,
     /// HTTP/1.1 pipelining: re-sends (not distinct requests) of requests written whole behind
@@ -446,7 +447,8 @@ pub struct Http3Record {
     pub handshake_rtt_ms: MinMeanMax,
     /// GOAWAY frames received.
     pub goaways: u64,
-    /// Streams a GOAWAY left unprocessed, sent again on a new connection (not failed).
+    /// Streams the server did not process, sent again (not failed): those a GOAWAY left, on a
+    /// new connection, and those reset with H3_REQUEST_REJECTED.
     pub retried: u64,
     /// `--early-data`: connections that sent requests in 0-RTT, and of them those whose
     /// 0-RTT the server accepted and rejected (QUIC then sent the requests again after the

@@ -1,7 +1,8 @@
 //! The counting allocator counts what this thread allocates and leaves out excluded threads.
 
 use test_support::alloc::{
-    allocations, allocations_on_this_thread, exclude_current_thread, Counting,
+    allocations, allocations_on_this_thread, exclude_current_thread, live_bytes_on_this_thread,
+    Counting,
 };
 
 #[global_allocator]
@@ -39,4 +40,27 @@ fn counts_this_threads_allocations_and_not_an_excluded_threads() {
         seen_there < 100,
         "an excluded thread's 1001 allocations were counted: {seen_there}"
     );
+}
+
+#[test]
+fn keeps_the_bytes_this_thread_holds() {
+    let before = live_bytes_on_this_thread();
+    let mut v: Vec<u8> = Vec::with_capacity(100_000);
+    assert_eq!(live_bytes_on_this_thread() - before, 100_000);
+    v.reserve_exact(200_000);
+    assert_eq!(live_bytes_on_this_thread() - before, 200_000);
+    drop(v);
+    assert_eq!(live_bytes_on_this_thread(), before);
+    // Another thread's bytes are not this one's.
+    let other = std::thread::spawn(|| {
+        let before = live_bytes_on_this_thread();
+        let v = std::hint::black_box(vec![1u8; 300_000]);
+        let held = live_bytes_on_this_thread() - before;
+        drop(v);
+        held
+    });
+    let here = live_bytes_on_this_thread();
+    let there = other.join().unwrap();
+    assert_eq!(there, 300_000);
+    assert!((live_bytes_on_this_thread() - here).abs() < 10_000);
 }

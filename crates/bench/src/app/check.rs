@@ -6,6 +6,7 @@
 
 mod json;
 
+pub use super::fields::Fields;
 pub use super::spelling::{Length, Statuses};
 use super::template::{Escape, Names, Template, Values};
 use json::{holds_template, json_equal, text_equal, JsonWant};
@@ -17,8 +18,8 @@ use std::collections::BTreeMap;
 pub struct Answer<'a> {
     /// The status code, as the status line (HTTP/1.x) or `:status` (HTTP/2 and 3) gave it.
     pub status: u16,
-    /// Header fields in order, names as received.
-    pub headers: &'a [(&'a [u8], &'a [u8])],
+    /// Header fields in order, names as received: every one the head has.
+    pub headers: Fields<'a>,
     /// The whole body (decoded from its transfer coding).
     pub body: &'a [u8],
 }
@@ -26,10 +27,7 @@ pub struct Answer<'a> {
 impl<'a> Answer<'a> {
     /// The first field named `name` (any case).
     pub fn header(&self, name: &str) -> Option<&'a [u8]> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
-            .map(|(_, v)| *v)
+        self.headers.get(name.as_bytes())
     }
 }
 
@@ -107,10 +105,6 @@ pub struct CheckFailure {
 /// Compiled checks of one file of a page.
 #[derive(Debug, Clone)]
 pub struct Expect {
-    // A check added here that reads the header fields must say so in `Expect::needs_headers`
-    // (which names every field, so it will not compile until it does): the client splits a
-    // response's head only when something reads its fields, and `check` is handed none
-    // otherwise.
     status: Vec<u16>,
     header_present: Vec<String>,
     header_equals: Vec<(String, Template)>,
@@ -231,24 +225,6 @@ impl Expect {
             || self.body_length.is_some()
     }
 
-    /// Whether a check reads the header fields (a field present or equal, the content type):
-    /// else the response's head need not be split into fields for it. Every field is named,
-    /// so that a check added to [`Expect`] must be placed here (reading the fields or not).
-    pub fn needs_headers(&self) -> bool {
-        let Expect {
-            status: _,
-            header_present,
-            header_equals,
-            content_type,
-            body_contains: _,
-            body_finder: _,
-            body_regex: _,
-            json: _,
-            body_length: _,
-        } = self;
-        !header_present.is_empty() || !header_equals.is_empty() || content_type.is_some()
-    }
-
     /// Holds `answer` to the checks in this order: status, header fields, content type, body
     /// length, body text and regex, JSON; the first that fails is the answer.
     /// `scratch` is the caller's buffer for expanding templates (kept between calls).
@@ -281,17 +257,18 @@ impl Expect {
                     format!("{name}: its expected value has a value not extracted"),
                 );
             }
+            // The failures' words only: a check that holds converts nothing.
+            let want = || String::from_utf8_lossy(scratch);
             match answer.header(name) {
                 Some(v) if trim(v) == &scratch[..] => {}
-                got => {
-                    return fail(
-                        CheckKind::Header,
-                        format!(
-                            "{name}: {:?} where {:?} was expected",
-                            got.map(String::from_utf8_lossy),
-                            String::from_utf8_lossy(scratch)
-                        ),
-                    )
+                Some(v) => {
+                    let (got, want) = (String::from_utf8_lossy(v), want());
+                    let detail = format!("{name}: {got:?} where {want:?} was expected");
+                    return fail(CheckKind::Header, detail);
+                }
+                None => {
+                    let detail = format!("no {name} field where {:?} was expected", want());
+                    return fail(CheckKind::Header, detail);
                 }
             }
         }

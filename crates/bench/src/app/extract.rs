@@ -86,40 +86,44 @@ impl Extract {
         matches!(self.source, Source::Regex(_) | Source::Json(_))
     }
 
-    /// Whether the value comes from the header fields (a field, a cookie set).
-    /// A `match` of every source, so that a new one must say whether it reads them: the
-    /// client splits a head only when something does.
-    pub fn needs_headers(&self) -> bool {
-        match self.source {
-            Source::Header(_) | Source::Cookie(_) => true,
-            Source::Regex(_) | Source::Json(_) => false,
-        }
-    }
-
     /// The value in `answer`, or `None` (`extract_missing`). A value must be UTF-8 and not
     /// empty: an empty header, a JSON `""` or `null`, or a cookie being deleted (`sid=; Max-Age=0`) gives
     /// nothing a later request could use. `room` is this extraction's (from [`Extract::room`]).
     /// A value read from the response is borrowed from it (the session copies it into a buffer
     /// it keeps); only a JSON value, parsed into a document, is owned.
     pub fn take<'a>(&self, answer: &Answer<'a>, room: &mut Room) -> Option<Cow<'a, str>> {
-        let text = |b: &'a [u8]| {
-            (!b.is_empty())
-                .then(|| std::str::from_utf8(b).ok().map(Cow::Borrowed))
-                .flatten()
-        };
+        match self.bytes(answer, room)? {
+            Cow::Borrowed(b) => std::str::from_utf8(b).ok().map(Cow::Borrowed),
+            Cow::Owned(v) => String::from_utf8(v).ok().map(Cow::Owned),
+        }
+    }
+
+    /// Why [`Extract::take`] found no value in `answer`, as a failure's sample says it.
+    #[cold]
+    pub fn missing(&self, answer: &Answer<'_>, room: &mut Room) -> String {
+        match self.bytes(answer, room) {
+            Some(b) if std::str::from_utf8(&b).is_err() => format!(
+                "the value for {:?} in the response is not UTF-8 (a value is text: {:?})",
+                self.name,
+                String::from_utf8_lossy(&b)
+            ),
+            _ => format!("no value for {:?} in the response", self.name),
+        }
+    }
+
+    /// The value's bytes in `answer`, not empty (whether they are text is [`Extract::take`]'s
+    /// to say).
+    fn bytes<'a>(&self, answer: &Answer<'a>, room: &mut Room) -> Option<Cow<'a, [u8]>> {
+        let value = |b: &'a [u8]| (!b.is_empty()).then_some(Cow::Borrowed(b));
         match &self.source {
-            Source::Header(h) => answer.header(h).and_then(|v| text(v.trim_ascii())),
-            Source::Cookie(name) => answer
-                .headers
-                .iter()
-                .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
-                .find_map(|(_, v)| {
-                    let pair = v.split(|&b| b == b';').next()?;
-                    let eq = pair.iter().position(|&b| b == b'=')?;
-                    (pair[..eq].trim_ascii() == name.as_bytes())
-                        .then(|| text(pair[eq + 1..].trim_ascii()))
-                        .flatten()
-                }),
+            Source::Header(h) => answer.header(h).and_then(|v| value(v.trim_ascii())),
+            Source::Cookie(name) => answer.headers.all(b"set-cookie").find_map(|v| {
+                let pair = v.split(|&b| b == b';').next()?;
+                let eq = pair.iter().position(|&b| b == b'=')?;
+                (pair[..eq].trim_ascii() == name.as_bytes())
+                    .then(|| value(pair[eq + 1..].trim_ascii()))
+                    .flatten()
+            }),
             Source::Regex(re) => {
                 let locs = room.0.get_or_insert_with(|| re.capture_locations());
                 re.captures_read(locs, answer.body)?;
@@ -127,14 +131,16 @@ impl Extract {
                 // matching `b`), there is no value, not the whole match.
                 let group = usize::from(re.captures_len() > 1);
                 let (start, end) = locs.get(group)?;
-                text(&answer.body[start..end])
+                value(&answer.body[start..end])
             }
             Source::Json(pointer) => {
                 let doc: serde_json::Value = serde_json::from_slice(answer.body).ok()?;
                 match doc.pointer(pointer)? {
-                    serde_json::Value::String(s) if !s.is_empty() => Some(Cow::Owned(s.clone())),
+                    serde_json::Value::String(s) if !s.is_empty() => {
+                        Some(Cow::Owned(s.clone().into_bytes()))
+                    }
                     serde_json::Value::String(_) | serde_json::Value::Null => None,
-                    other => Some(Cow::Owned(other.to_string())),
+                    other => Some(Cow::Owned(other.to_string().into_bytes())),
                 }
             }
         }
@@ -145,10 +151,10 @@ impl Extract {
 mod tests {
     use super::*;
 
-    fn answer<'a>(headers: &'a [(&'a [u8], &'a [u8])], body: &'a [u8]) -> Answer<'a> {
+    fn answer<'a>(head: &'a [u8], body: &'a [u8]) -> Answer<'a> {
         Answer {
             status: 200,
-            headers,
+            headers: crate::app::fields::Fields::of_head(head),
             body,
         }
     }
@@ -164,11 +170,8 @@ mod tests {
 
     #[test]
     fn values_come_from_headers_cookies_regex_groups_and_json() {
-        let headers: &[(&[u8], &[u8])] = &[
-            (b"X-Token", b" abc123 "),
-            (b"Set-Cookie", b"theme=dark; Path=/"),
-            (b"set-cookie", b"sid=s%3A42; HttpOnly; Secure"),
-        ];
+        let headers = b"HTTP/1.1 200 OK\r\nX-Token:  abc123 \r\nSet-Cookie: theme=dark; Path=/\r\n\
+                        set-cookie: sid=s%3A42; HttpOnly; Secure\r\n";
         let a = answer(
             headers,
             br#"{"id": 7, "user": {"name": "Ann"}, "none": null} csrf="t-9""#,
@@ -208,11 +211,28 @@ mod tests {
     }
 
     #[test]
+    fn a_value_that_is_not_text_is_missing_and_says_so() {
+        let x = Extract::compile("t", 0, &SourceSpec::Regex(r#"(?-u)tok="([^"]*)""#.into()));
+        let x = x.unwrap();
+        let mut room = x.room();
+        let latin = answer(b"", b"tok=\"caf\xe9\"");
+        assert_eq!(x.take(&latin, &mut room), None);
+        let why = x.missing(&latin, &mut room);
+        assert!(why.contains("\"t\" in the response is not UTF-8"), "{why}");
+        assert!(why.contains("caf\u{fffd}"), "{why}");
+        let none = answer(b"", b"nothing");
+        assert_eq!(
+            x.missing(&none, &mut room),
+            "no value for \"t\" in the response"
+        );
+    }
+
+    #[test]
     fn a_room_reused_after_a_match_of_its_group_holds_no_stale_offsets() {
         let x = Extract::compile("v", 0, &SourceSpec::Regex("(a)|b".into())).unwrap();
         let mut room = x.room();
-        let took_part = answer(&[], b"a");
-        let did_not = answer(&[], b"b");
+        let took_part = answer(b"", b"a");
+        let did_not = answer(b"", b"b");
         assert_eq!(x.take(&took_part, &mut room).as_deref(), Some("a"));
         assert_eq!(x.take(&did_not, &mut room), None);
         assert_eq!(x.take(&took_part, &mut room).as_deref(), Some("a"));
@@ -220,10 +240,7 @@ mod tests {
 
     #[test]
     fn empty_values_and_a_group_that_took_no_part_are_missing() {
-        let headers: &[(&[u8], &[u8])] = &[
-            (b"X-Token", b"  "),
-            (b"Set-Cookie", b"sid=; Max-Age=0; Path=/"),
-        ];
+        let headers = b"HTTP/1.1 200 OK\r\nX-Token:   \r\nSet-Cookie: sid=; Max-Age=0; Path=/\r\n";
         let a = answer(headers, br#"{"token": "", "n": 0} id=b"#);
         let json = answer(headers, br#"{"token": "", "n": 0}"#);
         assert_eq!(take(SourceSpec::Header("x-token".into()), &a), None);

@@ -4,6 +4,9 @@
 //! - at most [`MAX_COOKIES_PER_DOMAIN`] cookies a domain, the oldest evicted first, and expired
 //!   cookies dropped whenever a response stores one, so that a server setting a new cookie per
 //!   response cannot grow the jar for the length of the run;
+//! - the `Cookie` field in RFC 6265 5.4's order (longer paths first, then the earlier created
+//!   first), so that requests from one state are byte for byte the same, whatever order the
+//!   store's hash maps hold them in;
 //! - nothing allocated per request in steady state: the `Cookie` field is written from the
 //!   unexpired cookies as they are walked, and a `Set-Cookie` field identical to the one that
 //!   stored a cookie still held (a session cookie with a `Path`: storing it again would change
@@ -18,11 +21,17 @@ use url::Url;
 /// works in browsers works here.
 pub const MAX_COOKIES_PER_DOMAIN: usize = 50;
 
-/// One cookie kept, by the store's key.
+/// One cookie kept, by the store's key, with a copy of it as the store holds it: a request's
+/// `Cookie` field is written from the copies, as `kept` orders them, with no lookup in the
+/// store's hash maps per cookie per request.
 struct Kept {
     domain: String,
     path: String,
     name: String,
+    cookie: cookie_store::Cookie<'static>,
+    /// When it was created, in cookies stored by this jar (an update keeps it, as RFC 6265
+    /// keeps the creation time).
+    created: u64,
     /// The `Set-Cookie` text that stored it, when storing that text again changes nothing.
     set_by: Option<Box<[u8]>>,
 }
@@ -31,8 +40,11 @@ struct Kept {
 #[derive(Default)]
 pub struct Jar {
     store: CookieStore,
-    /// Every cookie in `store`, oldest first.
+    /// Every cookie in `store`, in the order a `Cookie` field lists them (RFC 6265 5.4 step
+    /// 2): by its path's length, longest first, then oldest first.
     kept: VecDeque<Kept>,
+    /// Cookies created so far: the next one's `created`.
+    created: u64,
 }
 
 impl Jar {
@@ -40,6 +52,7 @@ impl Jar {
     pub fn clear(&mut self) {
         self.store.clear();
         self.kept.clear();
+        self.created = 0;
     }
 
     /// How many cookies the jar holds (expired ones not dropped yet included).
@@ -53,7 +66,8 @@ impl Jar {
     }
 
     /// Keeps the cookie of one `Set-Cookie` field of a response to `url`. One the jar refuses
-    /// (bad domain, a Secure one over cleartext) is not kept, as a browser keeps none.
+    /// (bad domain, a Secure one over cleartext) is not kept, as a browser keeps none; loopback
+    /// (`localhost`, 127.0.0.0/8, `::1`) counts as secure, as browsers count it.
     pub fn store(&mut self, text: &[u8], url: &Url) {
         let unchanged = self.kept.iter().any(|k| {
             k.set_by.as_deref() == Some(text)
@@ -68,17 +82,28 @@ impl Jar {
         let Ok(cookie) = cookie_store::Cookie::parse(text_str, url) else {
             return;
         };
+        // RFC 6265bis 5.7: a `Secure` cookie from an origin that is not secure is ignored
+        // (cookie_store would keep it, never to send it, taking one of the domain's places).
+        if cookie.secure() == Some(true) && !is_secure(url) {
+            return;
+        }
         let again = cookie.path.is_from_path_attr() && !cookie.is_persistent();
+        let cookie = cookie.into_owned();
         let kept = Kept {
             domain: String::from(&cookie.domain),
             path: String::from(&cookie.path),
             name: cookie.name().to_owned(),
+            cookie: cookie.clone(),
+            created: self.created,
             set_by: again.then(|| text.into()),
         };
-        match self.store.insert(cookie.into_owned(), url) {
+        match self.store.insert(cookie, url) {
             Ok(StoreAction::Inserted) => {
+                self.created += 1;
                 let domain = kept.domain.clone();
-                self.kept.push_back(kept);
+                // After every cookie of a path as long or longer: the newest of its length.
+                let at = (self.kept.iter()).position(|k| k.path.len() < kept.path.len());
+                self.kept.insert(at.unwrap_or(self.kept.len()), kept);
                 self.evict_beyond_cap(&domain);
             }
             Ok(StoreAction::UpdatedExisting) => {
@@ -87,6 +112,7 @@ impl Jar {
                 };
                 // An update keeps the cookie's place (RFC 6265 keeps its creation time).
                 if let Some(k) = self.kept.iter_mut().find(same) {
+                    k.cookie = kept.cookie;
                     k.set_by = kept.set_by;
                 }
             }
@@ -96,10 +122,12 @@ impl Jar {
     }
 
     /// The `Cookie` field's value for a request to `url` (appended to `out`), or false when
-    /// the jar holds none for it.
+    /// the jar holds none for it: its unexpired cookies in `kept`'s order, from the copies
+    /// `kept` holds (the store decides what is kept; `store` keeps the copies the same).
     pub fn header(&self, url: &Url, out: &mut Vec<u8>) -> bool {
         let mut any = false;
-        for c in self.store.iter_unexpired().filter(|c| c.matches(url)) {
+        let cookies = self.kept.iter().map(|k| &k.cookie);
+        for c in cookies.filter(|c| !c.is_expired() && c.matches(url)) {
             if any {
                 out.extend_from_slice(b"; ");
             }
@@ -112,12 +140,19 @@ impl Jar {
         any
     }
 
+    /// Evicts the oldest cookie of `domain` (the first created, whatever its path) when it
+    /// holds more than its share.
     fn evict_beyond_cap(&mut self, domain: &str) {
         let held = self.kept.iter().filter(|k| k.domain == domain).count();
         if held <= MAX_COOKIES_PER_DOMAIN {
             return;
         }
-        if let Some(i) = self.kept.iter().position(|k| k.domain == domain) {
+        let of_domain = self
+            .kept
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.domain == domain);
+        if let Some((i, _)) = of_domain.min_by_key(|(_, k)| k.created) {
             if let Some(k) = self.kept.remove(i) {
                 self.store.remove(&k.domain, &k.path, &k.name);
             }
@@ -134,6 +169,18 @@ impl Jar {
             live
         });
     }
+}
+
+/// Whether `url` is a secure origin for cookies: `https`, or loopback (`localhost`,
+/// 127.0.0.0/8, `::1`), as browsers and cookie_store count it.
+fn is_secure(url: &Url) -> bool {
+    url.scheme() == "https"
+        || match url.host() {
+            Some(url::Host::Domain(d)) => d == "localhost",
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        }
 }
 
 #[cfg(test)]
@@ -164,6 +211,56 @@ mod tests {
         // Another domain has its own share.
         jar.store(b"x=1; Path=/", &Url::parse("http://other.test/").unwrap());
         assert_eq!(jar.len(), MAX_COOKIES_PER_DOMAIN);
+    }
+
+    /// RFC 6265 5.4 step 2: longer paths first, then the earlier created first (an update
+    /// keeps its cookie's creation time), so that requests from one state are byte for byte
+    /// the same.
+    #[test]
+    fn the_cookie_field_lists_longer_paths_first_then_the_oldest_first() {
+        let url = Url::parse("http://app.test/x/y/z").unwrap();
+        let mut jar = Jar::default();
+        let mut want_root = Vec::new();
+        for i in 0..20 {
+            jar.store(format!("r{i}={i}; Path=/").as_bytes(), &url);
+            want_root.push(format!("r{i}={i}"));
+            if i == 5 {
+                jar.store(b"d=4; Path=/x", &url);
+                jar.store(b"b=2; Path=/x/y", &url);
+            }
+        }
+        // Updated: the same place.
+        jar.store(b"r3=new; Path=/", &url);
+        want_root[3] = "r3=new".into();
+        let mut want = vec!["b=2".to_owned(), "d=4".to_owned()];
+        want.extend(want_root);
+        let mut out = Vec::new();
+        assert!(jar.header(&url, &mut out));
+        assert_eq!(String::from_utf8(out).unwrap(), want.join("; "));
+        // Only those whose path matches, in the same order.
+        let mut out = Vec::new();
+        assert!(jar.header(&Url::parse("http://app.test/x").unwrap(), &mut out));
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .starts_with("d=4; r0=0; r1=1; r2=2; r3=new"));
+    }
+
+    #[test]
+    fn a_secure_cookie_is_kept_over_https_and_loopback_only() {
+        for (url, kept) in [
+            ("https://app.test/", true),
+            ("http://127.0.0.1:8080/", true),
+            ("http://localhost/", true),
+            ("http://[::1]/", true),
+            ("http://app.test/", false),
+            ("http://192.0.2.1/", false),
+        ] {
+            let url = Url::parse(url).unwrap();
+            let mut jar = Jar::default();
+            jar.store(b"sec=1; Secure; Path=/", &url);
+            assert_eq!(jar.len(), usize::from(kept), "{url}");
+            assert_eq!(jar.header(&url, &mut Vec::new()), kept, "{url}");
+        }
     }
 
     #[test]

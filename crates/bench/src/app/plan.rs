@@ -77,8 +77,9 @@ pub struct FileSpec {
     /// The entry's own header fields, name and value (a template, written as it is; a value
     /// filled in with a line break or NUL refuses the request).
     pub headers: Vec<(String, String)>,
-    /// The request body, a template: values land `+`/percent-encoded when `headers` give
-    /// `Content-Type: application/x-www-form-urlencoded`, else as they are.
+    /// The request body, a template: values land `+`/percent-encoded when the request's
+    /// `Content-Type` (the entry's own, else the command line's: [`Plan::under_defaults`]) is
+    /// `application/x-www-form-urlencoded`, else as they are.
     pub body: Option<String>,
     /// What the response must be for the request to count as answered.
     pub expect: Option<ExpectSpec>,
@@ -119,8 +120,6 @@ pub struct FilePlan {
     pub extract: Vec<Extract>,
     /// A check or an extraction reads the body: it is kept (up to [`MAX_KEPT_BODY`]).
     pub needs_body: bool,
-    /// A check or an extraction reads the header fields: the head is split into them.
-    pub needs_headers: bool,
 }
 
 /// A compiled application workload.
@@ -207,6 +206,34 @@ impl Plan {
     pub fn share(&self, weights: &[usize], host: usize) -> Result<Plan, String> {
         Plan::from_wire(self.to_wire(weights, host))
     }
+
+    /// This plan under the command line's header fields `defaults`, which every request
+    /// carries unless its entry gives a field of the same name: a form's `Content-Type` among
+    /// them makes the body of each entry without a `Content-Type` of its own a form, its values
+    /// `+`/percent-encoded. It is written into those entries, so that a worker compiling the
+    /// plan from them ([`PlanWire`]) builds the same bodies.
+    pub fn under_defaults(&self, defaults: &[(String, String)]) -> Result<Plan, String> {
+        let is_type = |n: &str| n.eq_ignore_ascii_case("content-type");
+        let Some(form) = defaults.iter().find(|(n, v)| is_type(n) && is_form(v)) else {
+            return Ok(self.clone());
+        };
+        let mut wire = self.to_wire(&[1], 0);
+        let mut pages = wire.pages.into_owned();
+        for e in pages.iter_mut().flatten() {
+            let own = e.spec.headers.iter().any(|(n, _)| is_type(n));
+            if e.spec.body.is_some() && !own {
+                e.spec.headers.push(form.clone());
+            }
+        }
+        wire.pages = Cow::Owned(pages);
+        Plan::from_wire(wire)
+    }
+}
+
+/// Whether a `Content-Type` value says a form (`application/x-www-form-urlencoded`, any case,
+/// parameters or none).
+fn is_form(value: &str) -> bool {
+    (value.trim().to_ascii_lowercase()).starts_with("application/x-www-form-urlencoded")
 }
 
 /// How Webchildren keep their sessions (the command line's `--no-cookies`, `--reset-session`).
@@ -314,12 +341,8 @@ impl PlanBuilder {
             Template::compile(t, escape, self).map_err(|e| format!("{what}: {e}"))
         };
         let path = raw(&spec.path, "path", Escape::Url)?;
-        let form = spec.headers.iter().any(|(n, v)| {
-            n.eq_ignore_ascii_case("content-type")
-                && v.trim()
-                    .to_ascii_lowercase()
-                    .starts_with("application/x-www-form-urlencoded")
-        });
+        let form = (spec.headers.iter())
+            .any(|(n, v)| n.eq_ignore_ascii_case("content-type") && is_form(v));
         let headers = (spec.headers.iter())
             .map(|(n, v)| Ok((n.clone(), raw(v, &format!("header {n}"), Escape::Header)?)))
             .collect::<Result<Vec<_>, String>>()?;
@@ -343,8 +366,6 @@ impl PlanBuilder {
             .collect::<Result<Vec<_>, String>>()?;
         let needs_body = expect.as_ref().is_some_and(Expect::needs_body)
             || extract.iter().any(Extract::needs_body);
-        let needs_headers = expect.as_ref().is_some_and(Expect::needs_headers)
-            || extract.iter().any(Extract::needs_headers);
         if self.files.len() <= url {
             self.files.resize(url + 1, None);
         }
@@ -356,7 +377,6 @@ impl PlanBuilder {
             expect,
             extract,
             needs_body,
-            needs_headers,
         });
         self.source += &format!("url {url} {spec:?}\n");
         self.page.push(Entry {

@@ -89,10 +89,21 @@ pub trait Values {
 /// Why an expansion produced no request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExpandError {
-    /// A session value not extracted (yet): the request is not sent (`extract_missing`).
+    /// A session value not extracted (yet): the request is not sent (`missing_value_unsent`).
     Missing(Hole),
-    /// A value with a line break or NUL in a header field, where it would split the head.
+    /// A value with a line break or NUL in a header field, where it would split the head
+    /// (`unsafe_value_unsent`).
     Unsafe(Hole),
+}
+
+impl ExpandError {
+    /// The error its request, not sent, counts as (its page ends there, failed).
+    pub fn unsent_kind(&self) -> crate::stats::ErrorKind {
+        match self {
+            ExpandError::Missing(_) => crate::stats::ErrorKind::MissingValueUnsent,
+            ExpandError::Unsafe(_) => crate::stats::ErrorKind::UnsafeValueUnsent,
+        }
+    }
 }
 
 impl Template {

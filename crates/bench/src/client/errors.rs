@@ -71,9 +71,10 @@ pub(super) fn alpn_refused(e: &io::Error) -> bool {
 pub(super) fn head_error(e: ResponseError) -> ErrorKind {
     match e {
         ResponseError::MalformedStatusLine => ErrorKind::MalformedStatus,
-        ResponseError::MalformedHeaders
-        | ResponseError::BadContentLength
-        | ResponseError::TooLarge => ErrorKind::MalformedHeaders,
+        ResponseError::MalformedHeaders | ResponseError::BadContentLength => {
+            ErrorKind::MalformedHeaders
+        }
+        ResponseError::TooLarge => ErrorKind::HeadTooLarge,
         ResponseError::BadChunk | ResponseError::ShortBody => ErrorKind::ShortBody,
     }
 }

@@ -100,9 +100,10 @@ pub(super) struct Exchange {
     pub next: Hop,
     /// An application workload's judgement of the response, set before it is recorded.
     pub verdict: Verdict,
-    /// The server refused this request once already (HTTP/2's REFUSED_STREAM) and it was sent
-    /// again: a second refusal is an error, so that a server refusing everything cannot keep a
-    /// page going round forever.
+    /// The server refused this request once already by resetting its stream (HTTP/2's
+    /// REFUSED_STREAM, HTTP/3's H3_REQUEST_REJECTED) and it was sent again: a second refusal is
+    /// an error, so that a server refusing everything cannot keep a page going round forever.
+    /// HTTP/3 counts it per connection: a new one clears it (`h3/connecting.rs`).
     pub refused_once: bool,
     /// A connection on which the server processed no stream refused this request (its GOAWAY,
     /// before or above its stream) and it goes on a new one: refused so again, it fails
@@ -145,6 +146,13 @@ impl Exchange {
     #[inline]
     pub(super) fn url(&self, w: &Workload) -> usize {
         self.page.url(w, self.file)
+    }
+
+    /// The server reset this request's stream saying it was not processed (REFUSED_STREAM,
+    /// H3_REQUEST_REJECTED): true the first time, when it is to be sent again; false after,
+    /// when it fails as the reset it is (`refused_once`).
+    pub(super) fn first_refusal(&mut self) -> bool {
+        !std::mem::replace(&mut self.refused_once, true)
     }
 
     /// Forgets the response (a new file, or the same one retried); the file's start and its

@@ -27,8 +27,8 @@
 //!   the streams it covers finish and sends those it did not process again on a new connection
 //!   (counted as retried, not failed; from a connection on which the server processed no
 //!   stream, once: refused so twice, a request is `h2_goaway`, and the next connection waits,
-//!   `connecting.rs`); anything that ends the connection fails its streams by its kind (a
-//!   protocol error, a reset, a timeout).
+//!   `connecting.rs`; the rule HTTP/3 shares, `client/in_flight/refusals.rs`); anything that
+//!   ends the connection fails its streams by its kind (a protocol error, a reset, a timeout).
 //! - `after_end.rs`, `cut_at_end.rs`: the end of the run's lingering close: a GOAWAY or a refusal
 //!   read after the end, and the uploads the end cut short, cancelled (RST_STREAM CANCEL).
 

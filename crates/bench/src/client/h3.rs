@@ -23,9 +23,13 @@
 //!   their responses kept per stream and judged, through `client/app.rs` (a workload without
 //!   one never goes there).
 //! - `outcomes.rs`: failures by kind. A stream the server resets fails alone
-//!   (`h3_stream_reset`, its code named in `summary.http3`), and so does one unanswered past
+//!   (`h3_stream_reset`, its code named in `summary.http3`; one it rejects, H3_REQUEST_REJECTED,
+//!   never processed, is sent again instead, as HTTP/2 sends a REFUSED_STREAM's: here once, or
+//!   on a new connection if this one is going away or closes first, where its first rejection
+//!   is sent again once more), and so does one unanswered past
 //!   the response timeout (`response_timeout`, cancelled); a GOAWAY lets the streams it covers
-//!   finish and sends those it did not process again on a new connection (counted as retried);
+//!   finish and sends those it did not process again on a new connection (counted as retried;
+//!   judged by the rule HTTP/2 shares, `client/in_flight/refusals.rs`);
 //!   a connection that ends fails its streams by why (`h3_handshake` with the TLS alert named,
 //!   `h3_idle_timeout`, `h3_connection_closed` with the code named, `h3_protocol`).
 //!
@@ -297,14 +301,15 @@ impl Wire for H3 {
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
         self.take_packets(cx, end);
         // Sent in full (its head's datagrams out, its body taken whole by quiche) and not
-        // refused by a late GOAWAY: unfinished; else, and those to send again, not sent (an
-        // upload cut short so is cancelled by the linger: `linger_step`). A body taken whole
-        // may still sit partly in quiche (its cap on what it takes counts the peer's credit,
-        // not what it already buffers): what gets it out is the linger, which sends after
-        // each read until its bound (1 s); cut by that bound, it is counted, not delivered.
+        // refused by a late GOAWAY or rejection: unfinished; else, and those to send again, not
+        // sent (an upload cut short so is cancelled by the linger: `linger_step`). A body taken
+        // whole may still sit partly in quiche (its cap on what it takes counts the peer's
+        // credit, not what it already buffers): what gets it out is the linger, which sends
+        // after each read until its bound (1 s); cut by that bound, it is counted, not
+        // delivered.
         let late_goaway = self.late_goaway;
         let any = self.flight.record_at_end(ch, cx, end, |id, s| {
-            let refused = late_goaway.is_some_and(|first| id >= first);
+            let refused = late_goaway.is_some_and(|first| id >= first) || s.rejected_late;
             let whole = s.ex.written_us != NONE && s.body_left() == 0;
             (whole && !refused).then(|| s.ex.bytes())
         });

@@ -14,14 +14,18 @@
 //! stream beside the exchange (flow control, bytes counted, reset codes, an application's
 //! buffers) is the slot's own type `S`; a wire may keep more per slot index in tables of its
 //! own. A wire whose responses come in the order its requests left (HTTP/1.1 pipelining:
-//! batches and lanes) sees the table as a queue (`in_flight/queue.rs`).
+//! batches and lanes) sees the table as a queue (`in_flight/queue.rs`). What a connection that
+//! is done leaves in `retry` is judged by one rule for HTTP/2 and HTTP/3
+//! (`in_flight/refusals.rs`).
 
 mod queue;
+mod refusals;
 
 use super::exchange::Exchange;
 use super::page::Child;
 use super::{ThreadState, NONE};
 pub(super) use queue::InFlightQueue;
+pub(super) use refusals::{judge_refusals, not_retried, Refusals};
 
 /// What a slot of an [`InFlight`] table holds: a wire's stream and its exchange.
 pub(super) trait InFlightSlot {

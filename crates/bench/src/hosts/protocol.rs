@@ -42,8 +42,10 @@ use std::io::{self, Write};
 /// the data rows this worker draws from; `null` for a workload without one). 8: the orders say
 /// whether a resumed HTTP/3 connection sends its first requests in 0-RTT (`run.early_data`,
 /// `--early-data`): a worker of version 7 would read the orders without it and send nothing
-/// early, reporting a run other than the one asked for.
-pub const PROTOCOL_VERSION: u32 = 8;
+/// early, reporting a run other than the one asked for. 9: a result's error counts have three
+/// more kinds (`head_too_large`; the requests an application could not send,
+/// `missing_value_unsent` and `unsafe_value_unsent`, which were counters apart).
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// flint's own version, sent beside the protocol's so a refusal can name both.
 pub const FLINT_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -315,7 +315,7 @@ pub fn summary_body(r: &RunResult) -> String {
         o.push_str(&redirects_line(&s.redirects));
     }
     o.push_str(&pipeline_resends(s));
-    o.push_str(&check_failures(s));
+    o.push_str(&check_failures(r));
     o
 }
 
@@ -340,23 +340,50 @@ fn pipeline_resends(s: &crate::Stats) -> String {
     o
 }
 
-/// Application workloads: requests not sent (a value never extracted, or one that would split
-/// a header field), and the first
-/// responses that failed a check or an extraction, with their heads.
-fn check_failures(s: &crate::Stats) -> String {
+/// Application workloads: why requests were not sent (errors of their own kinds, counted in
+/// the errors above: a value never extracted, or one that would split a header field), and
+/// the first responses that failed a check or an extraction, with their heads.
+fn check_failures(r: &RunResult) -> String {
+    let s = &r.stats;
     let mut o = String::new();
-    if s.missing_value_unsent > 0 {
+    let missing = s.errors.get(ErrorKind::MissingValueUnsent);
+    if missing > 0 {
+        // Where the values went: an extraction that found none, a failed check (which forgets
+        // its file's values), or the session forgotten as each page starts.
+        let checks = [
+            ErrorKind::CheckStatus,
+            ErrorKind::CheckHeader,
+            ErrorKind::CheckContentType,
+            ErrorKind::CheckBody,
+            ErrorKind::CheckJson,
+            ErrorKind::CheckLength,
+        ];
+        let mut why = Vec::new();
+        if s.errors.get(ErrorKind::ExtractMissing) > 0 {
+            why.push("see extract_missing");
+        }
+        if checks.iter().any(|&k| s.errors.get(k) > 0) {
+            why.push("a failed check forgets its file's values");
+        }
+        if r.workload.plan().is_some_and(|p| p.options.reset_per_page) {
+            why.push("--reset-session forgets them as each page starts");
+        }
+        let why = match why.is_empty() {
+            true => String::new(),
+            false => format!(": {}", why.join("; ")),
+        };
         let _ = writeln!(
             o,
-            "  Not sent:  {} (they need a value never extracted; see extract_missing)",
-            super::count_of(s.missing_value_unsent, "request", "requests")
+            "  Not sent:  {} (missing_value_unsent: they need a value their session never extracted{why}; the server received none, their pages failed)",
+            super::count_of(missing, "request", "requests")
         );
     }
-    if s.unsafe_value_unsent > 0 {
+    let unsafe_ = s.errors.get(ErrorKind::UnsafeValueUnsent);
+    if unsafe_ > 0 {
         let _ = writeln!(
             o,
-            "  Not sent:  {} (a header field's value had a line break or NUL)",
-            super::count_of(s.unsafe_value_unsent, "request", "requests")
+            "  Not sent:  {} (unsafe_value_unsent: a header field's value had a line break or NUL; the server received none, their pages failed)",
+            super::count_of(unsafe_, "request", "requests")
         );
     }
     for f in &s.check_failures {

@@ -40,6 +40,7 @@ pub fn verdict(total: &Counts, elapsed: Duration) -> Option<GaveUp> {
         kind,
         attempts: total.errors,
         after: elapsed,
+        tcp_answered: false,
     })
 }
 
@@ -137,6 +138,7 @@ mod tests {
             kind,
             attempts,
             after: Duration::from_millis(ms),
+            tcp_answered: false,
         };
         let a = at(ErrorKind::ConnectRefused, 100, 1150);
         let b = at(ErrorKind::ConnectRefused, 120, 1200);
@@ -145,6 +147,13 @@ mod tests {
         assert_eq!(GaveUp::merge(None, Some(b)), Some(b));
         let other = at(ErrorKind::Reset, 5, 1300);
         assert_eq!(GaveUp::merge(Some(a), Some(other)), Some(a));
+        // One host whose TCP port answered is enough to say HTTP/3 may be off there.
+        let answered = GaveUp {
+            tcp_answered: true,
+            ..b
+        };
+        assert!(GaveUp::merge(Some(a), Some(answered)).unwrap().tcp_answered);
+        assert!(GaveUp::merge(Some(answered), Some(a)).unwrap().tcp_answered);
     }
 
     #[test]

@@ -207,17 +207,29 @@ fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError
     // as lanes, each a page of its own.
     let lanes =
         config.streams.is_some_and(|n| n > 1) && workload.pages.iter().all(|p| p.files.len() == 1);
-    let refused = match config.http {
-        HttpMode::Pipeline if lanes => "--pipeline N with pages of one file (lanes)",
-        HttpMode::Pipeline if config.redirect > 0 => "--redirect with --pipeline",
-        HttpMode::Http2 if lanes => "--http 2 --streams N with pages of one file (lanes)",
-        HttpMode::Http3 if lanes => "--http 3 --streams N with pages of one file (lanes)",
+    // What is refused, and what such a workload runs over instead.
+    let lanes_not = "with pages of one file a Webchild has one page in flight at a time: \
+                     leave out N, or give pages of several files";
+    let (refused, instead) = match config.http {
+        HttpMode::Pipeline if lanes => ("--pipeline N with pages of one file (lanes)", lanes_not),
+        HttpMode::Pipeline if config.redirect > 0 => (
+            "--redirect with --pipeline",
+            "it follows redirects over HTTP/1.1 keep-alive (without --pipeline), HTTP/1.0, \
+             HTTP/2 or HTTP/3",
+        ),
+        HttpMode::Http2 if lanes => (
+            "--http 2 --streams N with pages of one file (lanes)",
+            lanes_not,
+        ),
+        HttpMode::Http3 if lanes => (
+            "--http 3 --streams N with pages of one file (lanes)",
+            lanes_not,
+        ),
         _ => return Ok(()),
     };
     Err(BenchError::Config(format!(
         "{refused} is not supported with an application workload (data, templates, expect, \
-         extract) yet: it runs over HTTP/1.1 (keep-alive, --pipeline), HTTP/1.0, HTTP/2 or \
-         HTTP/3"
+         extract) yet: {instead}"
     )))
 }
 

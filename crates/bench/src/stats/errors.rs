@@ -18,7 +18,8 @@ pub enum ErrorKind {
     ResponseTimeout,
     /// The status line did not parse.
     MalformedStatus,
-    /// The header fields did not parse.
+    /// The header fields did not parse. (A head of well-formed fields that is too large to
+    /// read is `HeadTooLarge`.)
     MalformedHeaders,
     /// Fewer body bytes than the framing promised, or a broken chunk.
     ShortBody,
@@ -69,7 +70,7 @@ pub enum ErrorKind {
     /// The body's length is outside the range expected.
     CheckLength,
     /// A value to extract was not in the response. (A later request that needs a value never
-    /// extracted is not sent: counted in `Stats::missing_value_unsent`, not here.)
+    /// extracted is not sent: `MissingValueUnsent`.)
     ExtractMissing,
     /// A body a check or an extraction reads is longer than flint keeps.
     BodyTooLarge,
@@ -80,7 +81,9 @@ pub enum ErrorKind {
     H3Handshake,
     /// HTTP/3: the connection ended on QUIC's idle timeout (no packet from the server for it).
     H3IdleTimeout,
-    /// HTTP/3: the server reset the stream (its code is counted by name in `Http3Stats`).
+    /// HTTP/3: the server reset the stream (its code is counted by name in `Http3Stats`; one
+    /// rejected with H3_REQUEST_REJECTED, not processed, is sent again first, once a
+    /// connection).
     H3StreamReset,
     /// HTTP/3: the server closed the connection with an error (CONNECTION_CLOSE: its code by
     /// name in `Http3Stats`) with the stream not done.
@@ -90,12 +93,23 @@ pub enum ErrorKind {
     H3Goaway,
     /// HTTP/3: the server broke the protocol and this side closed the connection over it.
     H3Protocol,
+    /// A response head larger than the client reads: more than
+    /// `wire::response::MAX_RESPONSE_HEADERS` fields or `wire::response::MAX_RESPONSE_HEAD`
+    /// bytes (well formed, but not read whole, so neither judged nor framed).
+    HeadTooLarge,
+    /// Application workloads: a request not sent because it needs a value never extracted
+    /// (the server received nothing; its page ends there, failed).
+    MissingValueUnsent,
+    /// Application workloads: a request not sent because a header field's value would have had
+    /// a line break or NUL, which would split its head (the server received nothing; its page
+    /// ends there, failed).
+    UnsafeValueUnsent,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of their counters in `ErrorCounts` (and of the reports' error
     /// tables); fail fast reads a failure signature back through it.
-    pub const ALL: [ErrorKind; 38] = [
+    pub const ALL: [ErrorKind; 41] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -134,6 +148,9 @@ impl ErrorKind {
         ErrorKind::H3ConnectionClosed,
         ErrorKind::H3Goaway,
         ErrorKind::H3Protocol,
+        ErrorKind::HeadTooLarge,
+        ErrorKind::MissingValueUnsent,
+        ErrorKind::UnsafeValueUnsent,
     ];
 
     /// The kinds that are a complete response counted as an error: its status (by default
@@ -198,6 +215,9 @@ impl ErrorKind {
             ErrorKind::H3ConnectionClosed => "h3_connection_closed",
             ErrorKind::H3Goaway => "h3_goaway",
             ErrorKind::H3Protocol => "h3_protocol",
+            ErrorKind::HeadTooLarge => "head_too_large",
+            ErrorKind::MissingValueUnsent => "missing_value_unsent",
+            ErrorKind::UnsafeValueUnsent => "unsafe_value_unsent",
         }
     }
 }

@@ -16,6 +16,11 @@ pub struct GaveUp {
     pub attempts: u64,
     /// When the run stopped, from its start (warm-up included).
     pub after: Duration,
+    /// HTTP/3 refused (no QUIC server on the port), yet a TCP connect to the same port was
+    /// answered when the run ended: a server with its HTTP/3 off rather than no server (see
+    /// [`GaveUp::probed`]). Asked once per run, so that saying why does no I/O.
+    #[serde(default)]
+    pub tcp_answered: bool,
 }
 
 impl GaveUp {
@@ -27,6 +32,7 @@ impl GaveUp {
                 kind: a.kind,
                 attempts: a.attempts + b.attempts,
                 after: a.after.max(b.after),
+                tcp_answered: a.tcp_answered || b.tcp_answered,
             }),
             (a, b) => a.or(b),
         }
@@ -52,6 +58,10 @@ impl GaveUp {
             None => target.addr.to_string(),
         };
         Some(match self.kind {
+            ErrorKind::ConnectRefused if self.tcp_answered => format!(
+                "nothing answered over UDP (QUIC) on {server}, though a TCP server listens \
+                 there: HTTP/3 may be off on it (try without --http 3)"
+            ),
             ErrorKind::ConnectRefused => format!("is the server running on {server}?"),
             ErrorKind::ConnectTimeout => format!("is {server} reachable (a firewall dropping the connects)?"),
             ErrorKind::H2NotNegotiated => match target.scheme {
@@ -75,8 +85,26 @@ impl GaveUp {
                 }
             }
             ErrorKind::Status5xx => "the server fails every request (see its error log)".to_owned(),
+            ErrorKind::MissingValueUnsent => "a value the requests need is never extracted (check the page whose file extracts it: does it run, does its extraction match; or --reset-session, which forgets values as each page starts)".to_owned(),
+            ErrorKind::UnsafeValueUnsent => "every value put in a header field held a line break or NUL (check what its extraction takes, or send it in a body)".to_owned(),
             _ => return None,
         })
+    }
+
+    /// `self` with [`GaveUp::tcp_answered`] found out: when HTTP/3's datagrams were refused,
+    /// whether the same port answers a TCP connect. One connect, made once the run has stopped
+    /// (and only then), so that every line saying why reads the answer instead of asking again.
+    pub fn probed(self, config: &crate::BenchConfig) -> GaveUp {
+        const PROBE: Duration = Duration::from_secs(1);
+        let target = &config.target;
+        let tcp_answered = self.kind == ErrorKind::ConnectRefused
+            && config.http == crate::HttpMode::Http3
+            && target.unix_socket.is_none()
+            && std::net::TcpStream::connect_timeout(&target.addr, PROBE).is_ok();
+        GaveUp {
+            tcp_answered,
+            ..self
+        }
     }
 
     /// The hint for handshakes that failed though the server answered in TLS (an alert: no
@@ -140,6 +168,7 @@ mod tests {
             kind,
             attempts: 8,
             after: Duration::from_secs(1),
+            tcp_answered: false,
         };
         gave_up.hint(&config, &statuses).unwrap()
     }
@@ -180,6 +209,7 @@ mod tests {
             kind: ErrorKind::H2NotNegotiated,
             attempts: 8,
             after: Duration::from_secs(1),
+            tcp_answered: false,
         };
         let h = gave_up.hint(&config, &StatusCounts::new()).unwrap();
         assert!(h.contains("did not choose h2 by ALPN"), "{h}");
@@ -206,6 +236,55 @@ mod tests {
         assert!(tls
             .line(&config, &StatusCounts::new(), None)
             .contains("http:// rather than https://"));
+    }
+
+    #[test]
+    fn requests_an_application_could_not_send_say_where_to_look() {
+        let h = hint_for(ErrorKind::MissingValueUnsent, &[]);
+        assert!(h.contains("never extracted"), "{h}");
+        assert!(h.contains("--reset-session"), "{h}");
+        let h = hint_for(ErrorKind::UnsafeValueUnsent, &[]);
+        assert!(h.contains("line break"), "{h}");
+    }
+
+    #[test]
+    fn http3_refused_where_tcp_answers_says_udp_is_not_served() {
+        let probed_at = |addr: std::net::SocketAddr| {
+            let mut config = BenchConfig::new(Target::https(addr, "localhost"));
+            config.http = crate::HttpMode::Http3;
+            let gave_up = GaveUp {
+                kind: ErrorKind::ConnectRefused,
+                attempts: 8,
+                after: Duration::from_secs(1),
+                tcp_answered: false,
+            }
+            .probed(&config);
+            (
+                gave_up,
+                gave_up.hint(&config, &StatusCounts::new()).unwrap(),
+            )
+        };
+        // A TCP server (one with HTTP/3 off) on the port: nothing answered over UDP.
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let (gave_up, h) = probed_at(tcp.local_addr().unwrap());
+        assert!(gave_up.tcp_answered);
+        assert!(h.contains("nothing answered over UDP (QUIC)"), "{h}");
+        assert!(h.contains("HTTP/3 may be off"), "{h}");
+        assert!(!h.contains("is the server running"), "{h}");
+        // Nothing on TCP either: the usual question, said for both. The port is held bound,
+        // never listening, so that no other server can take it meanwhile.
+        let refused =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        refused
+            .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+            .unwrap();
+        let addr = refused.local_addr().unwrap().as_socket().unwrap();
+        let (gave_up, h) = probed_at(addr);
+        assert!(!gave_up.tcp_answered);
+        assert!(
+            h.contains(&format!("is the server running on {addr}?")),
+            "{h}"
+        );
     }
 
     #[test]

@@ -61,7 +61,9 @@ pub struct Http3Stats {
     pub handshake_rtt_max_us: u64,
     /// GOAWAYs received from the server (it closes the connection to new streams).
     pub goaways: u64,
-    /// Streams a GOAWAY left unprocessed, sent again on a new connection.
+    /// Streams the server did not process, sent again: those a GOAWAY left (on a new
+    /// connection), and those it rejected (H3_REQUEST_REJECTED; a second rejection of the same
+    /// request on one connection fails it instead).
     pub retried: u64,
     /// `--early-data`: connections that sent requests in 0-RTT (a resumed session whose
     /// ticket allowed it), counted when their handshake completed.

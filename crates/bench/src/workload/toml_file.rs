@@ -51,11 +51,40 @@ struct TomlFile {
 }
 
 /// Header fields as a list of `Name: value` or a table `{ Name = "value" }`.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
 enum TomlHeaders {
     List(Vec<String>),
     Table(BTreeMap<String, String>),
+}
+
+/// Read by hand rather than as an untagged enum, whose error names serde's machinery ("did
+/// not match any variant of untagged enum") instead of the forms `headers` takes.
+impl<'de> serde::Deserialize<'de> for TomlHeaders {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        const FORMS: &str = "expected a list of header fields (headers = [\"Name: value\"]) \
+            or a table of them (headers = { Name = \"value\" })";
+        let string = |v: toml::Value, what: &str, expected: &str| match v {
+            toml::Value::String(s) => Ok(s),
+            v => Err(D::Error::custom(format!(
+                "`headers`: {v} is not {what}: expected {expected}"
+            ))),
+        };
+        match toml::Value::deserialize(d)? {
+            toml::Value::Array(list) => list
+                .into_iter()
+                .map(|v| string(v, "a header field", "\"Name: value\""))
+                .collect::<Result<_, _>>()
+                .map(TomlHeaders::List),
+            toml::Value::Table(table) => table
+                .into_iter()
+                .map(|(name, v)| Ok((name, string(v, "a header's value", "a string")?)))
+                .collect::<Result<_, _>>()
+                .map(TomlHeaders::Table),
+            v => Err(D::Error::custom(format!(
+                "`headers`: {v} is not header fields: {FORMS}"
+            ))),
+        }
+    }
 }
 
 impl Default for TomlHeaders {
@@ -284,4 +313,56 @@ pub(super) fn parse_toml(text: &str, shown: &str, dir: &Path) -> Result<Workload
     let mut w = b.finish();
     w.app = AppPlan(plan.map(|p| Arc::new(p.finish(urls))));
     Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(files: &str) -> String {
+        let text = format!("[[page]]\nweight = 1\nfiles = [\n  {files},\n]\n");
+        parse_toml(&text, "w.toml", Path::new("."))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn headers_of_the_wrong_shape_say_the_two_forms_headers_take() {
+        for (entry, want) in [
+            (
+                r#"{ path = "/a", headers = 5 }"#,
+                "w.toml:4: `headers`: 5 is not header fields: expected a list",
+            ),
+            (
+                r#"{ path = "/a", headers = "X: y" }"#,
+                "w.toml:4: `headers`: \"X: y\" is not header fields: expected a list",
+            ),
+            (
+                r#"{ path = "/a", headers = [5] }"#,
+                "w.toml:4: `headers`: 5 is not a header field: expected \"Name: value\"",
+            ),
+            (
+                r#"{ path = "/a", headers = { X = 5 } }"#,
+                "w.toml:4: `headers`: 5 is not a header's value: expected a string",
+            ),
+        ] {
+            let e = error_of(entry);
+            assert!(e.starts_with(want), "{entry}: {e}");
+            assert!(!e.contains("untagged"), "{entry}: {e}");
+            assert!(!e.contains("variant"), "{entry}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+    }
+
+    #[test]
+    fn headers_as_a_list_or_a_table_are_read() {
+        for entry in [
+            r#"{ path = "/a", headers = ["X: y"] }"#,
+            r#"{ path = "/a", headers = { X = "y" } }"#,
+        ] {
+            let text = format!("[[page]]\nweight = 1\nfiles = [{entry}]\n");
+            let w = parse_toml(&text, "w.toml", Path::new(".")).unwrap();
+            assert_eq!(w.spec(0).headers, [("X".into(), "y".into())], "{entry}");
+        }
+    }
 }

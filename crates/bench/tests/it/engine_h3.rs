@@ -196,7 +196,9 @@ fn h3_server(ca: &TestCa) -> udp::UdpServer {
 }
 
 #[test]
-fn a_stream_reset_by_the_server_fails_alone_as_its_kind() {
+fn a_stream_rejected_twice_by_the_server_fails_alone_as_its_kind() {
+    // The server resets /reset with H3_REQUEST_REJECTED (not processed): it is sent again once
+    // on the same connection, as HTTP/2 sends a REFUSED_STREAM's, then fails alone.
     let ca = TestCa::new("flint bench h3 test CA");
     let server = h3_server(&ca);
     let target = Target::https(server.addr, "localhost");
@@ -219,10 +221,12 @@ fn a_stream_reset_by_the_server_fails_alone_as_its_kind() {
     assert_eq!(s.bytes_body, pages * 21_000);
     assert_eq!(
         s.http3.stream_resets.get("H3_REQUEST_REJECTED"),
-        Some(&pages)
+        Some(&(2 * pages))
     );
+    assert_eq!(s.http3.retried, pages, "{:?}", s.http3);
+    assert_eq!(s.http3.streams, 4 * pages, "{:?}", s.http3);
     assert_eq!(s.http3.connections, 1, "the connection goes on");
-    assert_eq!(server.log.lock().unwrap().requests, 3 * pages);
+    assert_eq!(server.log.lock().unwrap().requests, 4 * pages);
 }
 
 #[test]

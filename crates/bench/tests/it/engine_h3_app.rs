@@ -5,7 +5,7 @@
 //! response would carry the previous page's, refused), and a page whose body is checked. Each
 //! response's checks are held once, values are never shared between Webchildren, a value that
 //! never comes leaves its files unsent, and the server's count is the client's requests (+
-//! unfinished).
+//! unfinished), a value that would split a field not sent.
 
 use crate::h3_pump;
 
@@ -141,6 +141,10 @@ fn answer(target: &str, cookie: &str, token: &str, state: &Mutex<State>) -> Answ
     let user = query.strip_prefix("user=").unwrap_or("").to_owned();
     let mut st = state.lock().unwrap();
     st.requests += 1;
+    if path == "/crlf" {
+        // A value that would split a head if it went into a field.
+        return (200, Vec::new(), "tok=\"a\r\nX-Evil: 1\"".into());
+    }
     if path == "/login" {
         st.next += 1;
         let (sid, tok) = (format!("s{}", st.next), format!("t{}", st.next));
@@ -214,7 +218,7 @@ fn a_visit_over_http3_carries_its_session_and_passes_its_checks() {
     let st = app.state.lock().unwrap();
     assert_eq!(s.errors.total(), 0, "{:?} {:?}", s.errors, s.check_failures);
     assert_eq!(st.refused, 0);
-    assert_eq!(s.missing_value_unsent, 0);
+    assert_eq!(s.errors.get(ErrorKind::MissingValueUnsent), 0);
     assert_eq!((s.pages_done, s.requests), (36, 36 * 4));
     assert_eq!(st.requests, s.requests);
     assert_eq!(st.logins.len(), 6, "{:?}", st.logins);
@@ -296,4 +300,42 @@ fn a_body_that_expands_to_nothing_ends_its_stream_over_http3() {
     assert_eq!(st.requests, s.requests);
     // u1's two pages posted "hi", u0's two nothing.
     assert_eq!(st.body_bytes, 4);
+}
+
+#[test]
+fn a_value_with_a_line_break_over_http3_is_not_sent() {
+    // The token comes with a line break: a field holding it would split the head (QPACK would
+    // carry it, an HTTP/1.1 hop behind the server would not), so the file is not sent.
+    let ca = TestCa::new("flint bench h3 app test CA");
+    let app = start(&ca);
+    let text = r#"
+[[page]]
+weight = 1
+files = [
+  { path = "/crlf", extract = { t = { regex = 'tok="([^"]*)"' } } },
+  { path = "/me?user=x", headers = { "X-Token" = "{{t}}" } },
+]
+"#;
+    let w = Workload::parse(text, "w.toml").unwrap();
+    let cfg = BenchConfig {
+        threads: 1,
+        ..config(&ca, app.addr, 1, Stop::Pages(6))
+    };
+    let r = bench::run(&cfg, &w, &AtomicBool::new(false)).expect("run");
+    let s = &r.stats;
+    let st = app.state.lock().unwrap();
+    assert_eq!(
+        s.errors.get(ErrorKind::UnsafeValueUnsent),
+        6,
+        "{:?}",
+        s.errors
+    );
+    assert_eq!(s.errors.total(), 6, "{:?}", s.errors);
+    assert_eq!((s.pages_done, s.requests), (0, 6));
+    assert_eq!(
+        st.files.get("x"),
+        None,
+        "a value with a line break was sent"
+    );
+    assert_eq!(st.requests, s.requests + s.unfinished);
 }

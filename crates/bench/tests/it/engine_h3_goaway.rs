@@ -10,7 +10,7 @@
 
 use crate::common::timed::until_busy;
 use crate::common::{ms, one_file, workload};
-use crate::h3_goaway_server::{Counts, GoawayServer, Plan, BODY};
+use crate::h3_goaway_server::{Counts, GoawayServer, Plan, Reject, BODY};
 
 use bench::stats::ErrorKind;
 use bench::{BenchConfig, RunResult, Stop, Workload};
@@ -63,6 +63,8 @@ const AFTER_THIRD: Plan = Plan {
     cover: 0,
     again: 0,
     close: false,
+    reject: Reject::Never,
+    one_stream: false,
 };
 
 /// A run's shape: its pages, `--streams` and `--rate`.
@@ -248,6 +250,38 @@ fn goaways_at_a_timed_end_keep_every_count_exact() {
             );
             assert!(r.stats.requests > 0, "{what}");
             assert!(r.stats.http3.goaways > 0, "{what}");
+        }
+    }
+}
+
+#[test]
+fn goaways_whose_server_rejects_what_they_refused_keep_every_count_exact() {
+    // As flint serve does: the requests at or above the GOAWAY are reset with
+    // H3_REQUEST_REJECTED rather than left unanswered. Whether a rejection or the GOAWAY is
+    // read first, each such request is sent again on a new connection, once counted.
+    let ca = TestCa::new("flint bench h3 GOAWAY test CA");
+    for plan in [PLANS[1], PLANS[3], PLANS[4]] {
+        let plan = Plan {
+            reject: Reject::AboveGoaway,
+            ..plan
+        };
+        for shape in shapes() {
+            let server = GoawayServer::start(&ca, plan);
+            let (pages, files) = if shape.streams.is_some() {
+                (40, 1)
+            } else {
+                (12, 4)
+            };
+            let r = run(&ca, &server, &shape, Stop::Pages(pages));
+            let what = format!("{plan:?}, {}", shape.name);
+            let c = server.settled();
+            exact(&what, &r, &c, plan);
+            assert!(c.rejected > 0, "{what}: {c:?}");
+            assert_eq!(
+                r.stats.requests + r.stats.errors.total(),
+                pages * files,
+                "{what}"
+            );
         }
     }
 }

@@ -5,7 +5,7 @@
 //! that served nothing waits, 10 ms doubled each time, as over HTTP/2.
 
 use crate::common::{ms, workload};
-use crate::h3_goaway_server::{GoawayServer, REFUSE_ALL};
+use crate::h3_goaway_server::{GoawayServer, Plan, Reject, REFUSE_ALL};
 
 use bench::stats::ErrorKind;
 use bench::{RunResult, Stop};
@@ -34,15 +34,27 @@ fn least_backoff(connections: u64) -> Duration {
 #[test]
 fn a_server_refusing_everything_fails_each_file_once_and_the_run_ends() {
     let ca = TestCa::new("flint bench h3 GOAWAY 0 test CA");
-    let server = GoawayServer::start(&ca, REFUSE_ALL);
+    // What it refuses left unanswered, or rejected (H3_REQUEST_REJECTED) as flint serve does:
+    // a rejection on a connection going away is judged as its GOAWAY's refusals are.
+    let rejecting = Plan {
+        reject: Reject::AboveGoaway,
+        ..REFUSE_ALL
+    };
+    for plan in [REFUSE_ALL, rejecting] {
+        refusing_everything(&ca, plan);
+    }
+}
+
+fn refusing_everything(ca: &TestCa, plan: Plan) {
+    let server = GoawayServer::start(ca, plan);
     let pages = 3;
-    let (r, took) = run(&ca, &server, Stop::Pages(pages));
+    let (r, took) = run(ca, &server, Stop::Pages(pages));
     let c = server.settled();
     let s = &r.stats;
     let h = &s.http3;
     let what = format!(
-        "requests {}, errors {:?}, page errors {}, unfinished {}, unsent {}, {h:?}; server \
-         {c:?}; took {took:?}",
+        "{plan:?}: requests {}, errors {:?}, page errors {}, unfinished {}, unsent {}, {h:?}; \
+         server {c:?}; took {took:?}",
         s.requests, s.errors, s.pages[0].errors, s.unfinished, s.unsent_at_end
     );
     assert_eq!(s.requests, 0, "{what}");

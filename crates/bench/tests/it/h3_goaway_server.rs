@@ -14,10 +14,15 @@
 //! die with it. The loop is the engine_h3_not_h3 server's (connections keyed by the client's
 //! address, each of bench's has a port of its own); every wait is bounded by a read timeout.
 //! `REFUSE_ALL` refuses everything: a GOAWAY 0 as soon as HTTP/3 is up, before any request.
+//! `reject` resets requests with H3_REQUEST_REJECTED (RFC 9114 4.1.1: not processed, the
+//! client may send them again), both ways as flint serve does after its GOAWAY: those at or
+//! above the GOAWAY, every other one for a path, or all of them; or a test's script decides,
+//! and may close the connection at once after a rejection (`Reject::Script`).
 
 use crate::quiche_server::{self, ServerThread};
 use bench::config::TlsOptions;
 use bench::{BenchConfig, HttpMode, Stop, Target};
+use quiche::h3::NameValue;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
@@ -49,7 +54,57 @@ pub struct Plan {
     pub again: usize,
     /// Close the connection after the GOAWAY, cutting the covered held ones short.
     pub close: bool,
+    /// Which requests are reset with H3_REQUEST_REJECTED rather than answered.
+    pub reject: Reject,
+    /// A connection allows one request stream at a time (the next once one is done, when the
+    /// client has acknowledged its end): a request rejected and closed on at once
+    /// (`Act::RejectAndClose`) cannot be sent again on the connection before the close is read,
+    /// however the client's reads split the datagrams.
+    pub one_stream: bool,
 }
+
+/// Which requests a connection rejects (H3_REQUEST_REJECTED); each is counted in `refused`.
+#[derive(Debug, Clone, Copy)]
+pub enum Reject {
+    /// None: those at or above the GOAWAY are left unanswered, the rest answered.
+    Never,
+    /// Those at or above the GOAWAY (held ones when it goes, later ones as they come), as
+    /// flint serve does, instead of leaving them unanswered.
+    AboveGoaway,
+    /// Every other request for this path on a connection, from its first: a request of it
+    /// rejected once and sent again on the same connection is answered.
+    EveryOther(&'static str),
+    /// Every request.
+    All,
+    /// As the script says, of each request head as it comes (one at or above the GOAWAY is
+    /// refused whatever it says), and of each held one the GOAWAY covers when it is to be
+    /// answered.
+    Script(fn(Head) -> Act),
+}
+
+/// A request as a script sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Head {
+    /// Its connection, counted from 1 in the order accepted.
+    pub conn: u64,
+    /// Request heads read on the connection so far, this one included (refused ones too); 0
+    /// for a held one the GOAWAY covers.
+    pub nth: u64,
+    /// Held, covered by the GOAWAY, and about to be answered.
+    pub covered: bool,
+}
+
+/// What a script does with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    Take,
+    Reject,
+    /// Rejects it, and closes the connection (H3_NO_ERROR) as soon as the rejection is sent.
+    RejectAndClose,
+}
+
+/// No GOAWAY ever: the plan's `after` for a server that only rejects.
+pub const NEVER: u64 = u64::MAX;
 
 /// Every connection's GOAWAY names stream 0 as soon as HTTP/3 is up (the 0th request sends
 /// it): no request is ever answered.
@@ -59,6 +114,8 @@ pub const REFUSE_ALL: Plan = Plan {
     cover: 0,
     again: 0,
     close: false,
+    reject: Reject::Never,
+    one_stream: false,
 };
 
 /// What the server did.
@@ -66,8 +123,10 @@ pub const REFUSE_ALL: Plan = Plan {
 pub struct Counts {
     /// Request heads read, refused ones included.
     pub seen: u64,
-    /// Requests at or above a GOAWAY's stream ID, never answered.
+    /// Requests at or above a GOAWAY's stream ID, or rejected (`Reject`), never answered.
     pub refused: u64,
+    /// Of those, the ones reset with H3_REQUEST_REJECTED.
+    pub rejected: u64,
     /// Responses handed to QUIC whole.
     pub answered: u64,
     /// Responses cut short by the close after a GOAWAY (head and half the body).
@@ -109,6 +168,9 @@ impl GoawayServer {
         );
         let mut config = quiche_server::config(ca, 1 << 22);
         config.set_disable_active_migration(true);
+        if plan.one_stream {
+            config.set_initial_max_streams_bidi(1);
+        }
         let counts = Arc::new(Mutex::new(Counts::default()));
         let c = counts.clone();
         let thread = ServerThread::spawn(move |sock, stop| serve(sock, config, plan, c, stop));
@@ -158,11 +220,18 @@ impl GoawayServer {
 
 struct Conn {
     quic: quiche::Connection,
+    /// The connection's number (from 1, in the order accepted), and request heads read on it.
+    number: u64,
+    seen: u64,
+    /// A rejection asks for the connection to be closed once it is sent.
+    close_now: bool,
     h3: Option<quiche::h3::Connection>,
     /// Requests counted (refused ones not), the held ones' streams, and when the last came.
     requests: u64,
     held: Vec<u64>,
     last_request: Instant,
+    /// `Reject::EveryOther`: whether the path's next request is rejected.
+    reject_next: bool,
     /// The highest stream answered (or cut), and the GOAWAY's ID once sent.
     top_answered: Option<u64>,
     goaway: Option<u64>,
@@ -230,10 +299,14 @@ fn serve(
                 let quic = quiche::accept(&scid, None, local, from, &mut config).unwrap();
                 slot.insert(Conn {
                     quic,
+                    number: n,
+                    seen: 0,
+                    close_now: false,
                     h3: None,
                     requests: 0,
                     held: Vec::new(),
                     last_request: Instant::now(),
+                    reject_next: true,
                     top_answered: None,
                     goaway: None,
                     bodies: Vec::new(),
@@ -261,6 +334,12 @@ fn serve(
             step(conn, plan, &counts, &mut buf);
             while let Ok((n, info)) = conn.quic.send(&mut out) {
                 let _ = sock.send_to(&out[..n], info.to);
+            }
+            if std::mem::take(&mut conn.close_now) {
+                let _ = conn.quic.close(true, 0x100, b"");
+                while let Ok((n, info)) = conn.quic.send(&mut out) {
+                    let _ = sock.send_to(&out[..n], info.to);
+                }
             }
             if conn.close_armed && conn.heard_since && all_acknowledged(conn) {
                 conn.close_armed = false;
@@ -301,11 +380,40 @@ fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8])
         return false;
     };
     match h3.poll(&mut conn.quic) {
-        Ok((stream, quiche::h3::Event::Headers { .. })) => {
+        Ok((stream, quiche::h3::Event::Headers { list, .. })) => {
             let mut c = counts.lock().unwrap();
             c.seen += 1;
-            if conn.goaway.is_some_and(|g| stream >= g) {
+            conn.seen += 1;
+            let above = conn.goaway.is_some_and(|g| stream >= g);
+            let reject = match plan.reject {
+                Reject::Never => false,
+                Reject::AboveGoaway => above,
+                Reject::EveryOther(path) => {
+                    let ours =
+                        (list.iter()).any(|h| h.name() == b":path" && h.value() == path.as_bytes());
+                    let next = conn.reject_next;
+                    conn.reject_next ^= ours;
+                    ours && next
+                }
+                Reject::All => true,
+                Reject::Script(script) => {
+                    let head = Head {
+                        conn: conn.number,
+                        nth: conn.seen,
+                        covered: false,
+                    };
+                    let act = script(head);
+                    conn.close_now |= act == Act::RejectAndClose;
+                    act != Act::Take
+                }
+            };
+            if above || reject {
                 c.refused += 1;
+                if reject {
+                    c.rejected += 1;
+                    drop(c);
+                    self::reject(&mut conn.quic, stream);
+                }
                 return true;
             }
             drop(c);
@@ -327,6 +435,14 @@ fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8])
         }
         Ok(_) => true,
         Err(_) => false,
+    }
+}
+
+/// Rejects `stream` (RFC 9114 4.1.1), both ways with H3_REQUEST_REJECTED, as flint serve
+/// rejects a request after its GOAWAY.
+fn reject(quic: &mut quiche::Connection, stream: u64) {
+    for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
+        let _ = quic.stream_shutdown(stream, dir, 0x10b);
     }
 }
 
@@ -403,6 +519,12 @@ fn go_away(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     let held = std::mem::take(&mut conn.held);
     let refused = held.iter().filter(|&&s| s >= id).count();
     c.refused += refused as u64;
+    if matches!(plan.reject, Reject::AboveGoaway) {
+        c.rejected += refused as u64;
+        held.iter()
+            .filter(|&&s| s >= id)
+            .for_each(|&s| reject(&mut conn.quic, s));
+    }
     drop(c);
     conn.held = held.into_iter().filter(|&s| s < id).collect();
     conn.heard_since = false;
@@ -423,6 +545,12 @@ fn go_away_again(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     let mut c = counts.lock().unwrap();
     c.goaways += 1;
     c.refused += refused as u64;
+    if matches!(plan.reject, Reject::AboveGoaway) {
+        c.rejected += refused as u64;
+        (conn.held.iter())
+            .filter(|&&s| s >= id)
+            .for_each(|&s| reject(&mut conn.quic, s));
+    }
     drop(c);
     conn.held.retain(|&s| s < id);
     conn.heard_since = false;
@@ -430,9 +558,25 @@ fn go_away_again(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
 }
 
 /// The held requests the last GOAWAY covered, answered (or cut, with `close`, which the
-/// connection then waits to do).
+/// connection then waits to do), or rejected if a script says so.
 fn answer_held(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     for s in std::mem::take(&mut conn.held) {
+        if let Reject::Script(script) = plan.reject {
+            let head = Head {
+                conn: conn.number,
+                nth: 0,
+                covered: true,
+            };
+            let act = script(head);
+            if act != Act::Take {
+                conn.close_now |= act == Act::RejectAndClose;
+                let mut c = counts.lock().unwrap();
+                (c.refused, c.rejected) = (c.refused + 1, c.rejected + 1);
+                drop(c);
+                reject(&mut conn.quic, s);
+                continue;
+            }
+        }
         answer(conn, s, counts, plan.close);
     }
     conn.close_armed = plan.close;

@@ -29,6 +29,8 @@
 
 // The support modules, shared with the allocation tests' executables (which take the parts they
 // need by `#[path]`), declared once: they name each other as `crate::common`, `crate::h2server`...
+#[path = "../common/app_server.rs"]
+mod app_server;
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../common/h2_accounting.rs"]
@@ -50,13 +52,17 @@ mod udp;
 mod h3_runs;
 // A relay holding the server's flight to a resumed connection until it has seen 0-RTT.
 mod h3_hold;
-// A server on quiche's HTTP/3 that sends GOAWAY with a stream ID of its choosing.
+// A server on quiche's HTTP/3 that sends GOAWAY with a stream ID of its choosing, and rejects
+// requests (H3_REQUEST_REJECTED) as told.
 mod h3_goaway_server;
 // The quiche test servers' config and loop thread.
 mod quiche_server;
 
 mod engine_app_build_once;
 mod engine_app_cookie_gate;
+mod engine_app_fields;
+mod engine_app_form;
+mod engine_app_unsent;
 mod engine_end_close;
 mod engine_end_exact;
 mod engine_faults;
@@ -81,6 +87,7 @@ mod engine_h3_lanes;
 mod engine_h3_lanes_room;
 mod engine_h3_not_h3;
 mod engine_h3_redirects;
+mod engine_h3_rejected;
 mod engine_h3_resume;
 mod engine_h3_upload;
 mod engine_modes;

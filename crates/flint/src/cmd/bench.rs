@@ -438,11 +438,13 @@ pub fn finish(
     Ok(status.into())
 }
 
-/// How a finished run ended, worst first: interrupted, failed, a threshold crossed, completed.
+/// How a finished run ended, worst first: interrupted, failed (not one response succeeded, or
+/// not one page of an application: every page that ended was abandoned), a threshold crossed,
+/// completed.
 pub fn outcome(result: &RunResult, verdicts: &[Verdict]) -> Status {
     if result.interrupted {
         Status::Interrupted
-    } else if succeeded(result) == 0 {
+    } else if succeeded(result) == 0 || no_page_done(result) {
         Status::Failed
     } else if verdicts.iter().any(|v| !v.pass) {
         Status::ThresholdCrossed
@@ -461,8 +463,19 @@ fn succeeded(result: &RunResult) -> u64 {
     final_responses.saturating_sub(bad_status)
 }
 
+/// Whether an application workload's pages ended in the window and not one of them was done:
+/// each was abandoned for an error (a check that failed, a request that could not be sent).
+/// Responses may have succeeded (a login's), but the application's pages, what the run
+/// measures, never did. A plain workload's page abandoned for a file that failed (a missing
+/// image) is an error counted, as WebSTONE counts it, not a failed run: its responses that
+/// succeeded are the measure.
+fn no_page_done(result: &RunResult) -> bool {
+    let abandoned: u64 = result.stats.pages.iter().map(|p| p.errors).sum();
+    result.workload.app.0.is_some() && result.stats.pages_done == 0 && abandoned > 0
+}
+
 /// Why a run failed, as the errors it counted: `not one response succeeded (connect_refused 120)`,
-/// and why it stopped early if it did.
+/// or `not one page completed (...)`, and why it stopped early if it did.
 fn failure(result: &RunResult, missing_files: Option<&str>) -> String {
     let kinds: Vec<String> = ErrorKind::ALL
         .iter()
@@ -483,10 +496,14 @@ fn failure(result: &RunResult, missing_files: Option<&str>) -> String {
     if let Some(line) = stopped_early(result, missing_files) {
         tls.push_str(&format!("; {line}"));
     }
+    let (what, none) = match succeeded(result) {
+        0 => ("not one response succeeded", "no request completed"),
+        _ => ("not one page completed", "every page was abandoned"),
+    };
     if kinds.is_empty() {
-        "not one response succeeded (no request completed)".to_owned()
+        format!("{what} ({none})")
     } else {
-        format!("not one response succeeded ({}){tls}", kinds.join(", "))
+        format!("{what} ({}){tls}", kinds.join(", "))
     }
 }
 

@@ -82,7 +82,9 @@ pub enum ExperimentArg {
     /// resumed handshakes per second, keep-alive syscalls per request, bandwidth per size.
     Tls,
     /// CGI and FastCGI against a static file: the reference application (flint-app) behind
-    /// flint serve and nginx, verified, then req/s, latency and CPU per request per tier.
+    /// flint serve, nginx, Apache (event and prefork), lighttpd, h2o and Caddy (--servers),
+    /// verified, then req/s, latency and CPU per request per tier; --deployments adds a proxied
+    /// application and PHP.
     Dynamic,
     /// All of them in turn.
     All,

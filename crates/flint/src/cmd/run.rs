@@ -24,7 +24,7 @@ pub struct RunArgs {
     /// `flint fileset DIR --mix ...`).
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
-    /// Threads of the embedded server [default: half the cores].
+    /// Threads of the embedded server [default: half the cores, cores/2 and at least 1].
     #[arg(long, value_name = "N")]
     pub server_threads: Option<usize>,
     #[command(flatten)]
@@ -71,7 +71,7 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if load.threads.is_none() {
-        load.threads = Some(cores.saturating_sub(cores / 2).max(1));
+        load.threads = Some(run_threads(cores, load.clients));
     }
     // The embedded server holds the other end of every connection, in this process.
     let target = bench::Target::http(std::net::SocketAddr::from(([127, 0, 0, 1], 1)));
@@ -158,4 +158,24 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     drop(dir);
     drop(certs_dir);
     status
+}
+
+/// The load's threads when `-t` is not given: the cores the server leaves (the help says so:
+/// `-t` in `flint run --help`), at most one a Webchild as bench's default, so that no note is
+/// printed for a default; at least one.
+fn run_threads(cores: usize, clients: usize) -> usize {
+    (cores - cores / 2).min(clients).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_threads;
+
+    #[test]
+    fn the_load_takes_the_cores_the_server_leaves_at_most_one_a_client() {
+        assert_eq!(run_threads(8, 1), 1);
+        assert_eq!(run_threads(8, 16), 4);
+        assert_eq!(run_threads(2, 16), 1);
+        assert_eq!(run_threads(1, 16), 1);
+    }
 }

@@ -359,7 +359,16 @@ files = ["/api/me?t={{t}}", { path = "/flaky", extract = { t = { regex = "fine" 
         r.stderr
     );
     assert!(r.stdout.contains("Not sent:  4 requests"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("--reset-session forgets them"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("see extract_missing"), "{}", r.stdout);
     assert_eq!(r.summary("missing_value_unsent"), 4);
+    // Errors, each ending its page: the run failed.
+    assert_eq!((r.errors(), r.error("missing_value_unsent")), (4, 4));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert_eq!(app.received.load(Ordering::Relaxed), 0);
     // For a duration: page after page not sent, each after a back-off, never a crash or a spin.
     let r = bench(
@@ -454,10 +463,27 @@ files = [
     assert_eq!(r.summary("unsafe_value_unsent"), 2, "{}", r.stdout);
     assert_eq!(r.summary("missing_value_unsent"), 0);
     assert!(
-        r.stdout
-            .contains("Not sent:  2 requests (a header field's value had a line break"),
+        r.stdout.contains(
+            "Not sent:  2 requests (unsafe_value_unsent: a header field's value had a line break"
+        ),
         "{}",
         r.stdout
+    );
+    // Each is an error that ended its page: of the 4 responses, all good, not one page was
+    // done, and the run failed rather than passing `errors<1`.
+    assert_eq!((r.errors(), r.error("unsafe_value_unsent")), (2, 2));
+    assert!(
+        r.stdout
+            .contains("Errors:    2 in all: unsafe_value_unsent 2"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("not one page completed (unsafe_value_unsent 2)"),
+        "{}",
+        r.stderr
     );
     assert!(!r.stdout.contains("never extracted"), "{}", r.stdout);
     assert_exact(&app, &r);

@@ -255,3 +255,42 @@ fn on_many_hosts_each_worker_stops_and_the_run_says_why() {
     assert_eq!(hosts.len(), 2);
     assert!(hosts.iter().all(|h| h["status"] == "ok"), "{doc}");
 }
+
+#[test]
+fn http3_refused_where_tcp_answers_asks_tcp_once_whatever_the_outputs() {
+    // A TCP server on the port, nothing on its UDP side: HTTP/3's datagrams are refused. The
+    // connects the run makes to tell the two apart are counted from the listener's backlog
+    // once the run is over, so that one made last is not missed.
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let html = dir.path().join("out.html");
+    let url = format!("https://127.0.0.1:{port}/");
+    let out = run_bounded(
+        flint()
+            .args(["bench", &url, "--http", "3", "-k", "-d", "30s", "-c", "2"])
+            .args(["-q", "--json"])
+            .arg(&json)
+            .arg("--html")
+            .arg(&html),
+        LIMIT,
+    );
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("nothing answered over UDP (QUIC)"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let reason = doc["stopped_early"]["reason"].as_str().unwrap();
+    assert!(reason.contains("HTTP/3 may be off"), "{reason}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("HTTP/3 may be off"),
+        "no reason in the HTML report"
+    );
+    tcp.set_nonblocking(true).unwrap();
+    let accepted = std::iter::from_fn(|| tcp.accept().ok()).count();
+    assert_eq!(accepted, 1, "TCP connects made to say why the run stopped");
+}

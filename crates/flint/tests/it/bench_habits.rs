@@ -137,6 +137,11 @@ fn other_tools_flags_that_mean_the_same_are_taken() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(stdout.contains("run of 0.500 s"), "{stdout}");
     assert!(err.contains("HEAD /a.html"), "{err}");
+    // oha's --no-tui is flint's -q: both written say the same once.
+    let out = bench(&[&url, "-n", "2", "-c", "1", "--no-tui", "-q"]);
+    let (stdout, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(stdout.contains("Statuses:  200 2"), "{stdout}");
     for flag in ["--http2", "--http2-prior-knowledge", "-h2"] {
         let out = bench(&[&url, flag, "-n", "4", "-c", "1", "-q"]);
         let (stdout, err) = text(&out);
@@ -162,6 +167,32 @@ fn tls_never_takes_the_url_for_its_version_and_is_refused_with_http() {
         Duration::from_secs(60),
     );
     refused(&out, "--tls: `http://127.0.0.1:9/` is http://");
+}
+
+#[test]
+fn a_tls_version_flint_does_not_speak_is_refused_as_a_version_however_written() {
+    // After a space as after `=`: the version is --tls's, never a path (bench) or a stray
+    // argument (run), and the line says which versions are taken. Port 9: nothing starts.
+    for version in ["1.0", "1.1", "1.4", "TLSv1.0"] {
+        let joined = format!("--tls={version}");
+        let url = "https://127.0.0.1:9/";
+        for line in [
+            vec!["bench", url, "--tls", version, "-n", "1"],
+            vec!["bench", "--tls", version, url, "-n", "1"],
+            vec!["bench", url, &joined, "-n", "1"],
+            vec!["run", "--tls", version, "-d", "1"],
+            vec!["run", &joined, "-d", "1"],
+        ] {
+            let out = run_bounded(flint().args(&line), Duration::from_secs(60));
+            refused(&out, &format!("invalid value '{version}' for '--tls"));
+            refused(&out, "takes 1.2, 1.3 or any");
+        }
+    }
+    let out = run_bounded(
+        flint().args(["run", "--tls", "1.0", "-d", "1"]),
+        Duration::from_secs(60),
+    );
+    refused(&out, "TLS 1.0 and 1.1 are not spoken");
 }
 
 #[test]
@@ -275,6 +306,27 @@ fn help_says_the_default_duration() {
     let (stdout, _) = text(&out);
     assert!(stdout.contains("[default: 10s]"), "{stdout}");
     assert!(stdout.contains("--connections"), "{stdout}");
+}
+
+#[test]
+fn run_help_says_the_threads_run_uses() {
+    // flint run's load shares the machine with the embedded server: its own default.
+    let out = run_bounded(flint().args(["run", "--help"]), Duration::from_secs(30));
+    let (stdout, _) = text(&out);
+    let help: String = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("[default: the cores the embedded server leaves (cores - cores/2)"),
+        "{stdout}"
+    );
+    assert!(
+        help.contains("with --target, the cores available"),
+        "{stdout}"
+    );
+    assert!(help.contains("--server-threads"), "{stdout}");
+    // bench has no embedded server.
+    let out = run_bounded(flint().args(["bench", "--help"]), Duration::from_secs(30));
+    let (stdout, _) = text(&out);
+    assert!(!stdout.contains("embedded server leaves"), "{stdout}");
 }
 
 #[test]

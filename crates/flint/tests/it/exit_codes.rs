@@ -348,3 +348,34 @@ fn a_timeout_of_0_and_streams_or_an_h2_window_out_of_place_exit_2() {
         "--streams needs --http 2 or 3",
     );
 }
+
+/// A plain workload's page of two files, one of them always missing: every page ends failed,
+/// but its first file's responses succeed, and a plain workload's failed page is an error
+/// counted (`status_4xx`), not a failed run: exit 0. Only an application's pages, none of
+/// them done, fail the run (bench_app.rs).
+#[test]
+fn a_plain_page_with_a_missing_file_completes_with_its_errors_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("here.html"), "hello").unwrap();
+    let page = dir.path().join("page.toml");
+    std::fs::write(
+        &page,
+        "[[page]]\nname = \"p\"\nweight = 1\nfiles = [\"/here.html\", \"/missing.html\"]\n",
+    )
+    .unwrap();
+    let server = common::start_server(&root, 1);
+    let out = run_bounded(
+        flint()
+            .args(["bench", &format!("http://127.0.0.1:{}", server.port())])
+            .arg("-w")
+            .arg(&page)
+            .args(["-c", "1", "-n", "4"]),
+        LIMIT,
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stdout.contains("status_4xx 4"), "{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(!stderr.contains("the run failed"), "{stderr}");
+}

@@ -152,6 +152,7 @@ impl Server {
             acked_at_answer: 0,
             probed: false,
             unacked: Vec::new(),
+            ending: Vec::new(),
             waiting: false,
             progress_at: self.now,
             pinged_at: self.now,

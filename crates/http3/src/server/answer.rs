@@ -103,7 +103,9 @@ impl Server {
             // the next poll would no longer report. Told as a poll tells one, so that the
             // application drops the request rather than wait for the rest of its body.
             Err(h3::Error::TransportError(quiche::Error::StreamReset(code))) => {
-                clocks::stream_reset(conn, id.stream);
+                if super::resets::client_reset(conn, id.stream) {
+                    self.mark_send(id.conn.slot);
+                }
                 self.events.push_back(ServerEvent::Reset { id, code });
                 return Ok(0);
             }

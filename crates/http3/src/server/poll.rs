@@ -51,9 +51,7 @@ impl Server {
                     // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
                     // may send it again on another connection.
                     if conn.goaway.is_some_and(|g| stream >= g) {
-                        for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
-                            let _ = conn.quic.stream_shutdown(stream, dir, H3_REQUEST_REJECTED);
-                        }
+                        let _ = super::resets::shut_stream(conn, stream, H3_REQUEST_REJECTED);
                         self.refused_after_goaway += 1;
                         self.mark_send(slot);
                         continue;
@@ -82,7 +80,9 @@ impl Server {
                     return Some(ServerEvent::BodyEnd { id });
                 }
                 h3::Event::Reset(code) => {
-                    clocks::stream_reset(conn, stream);
+                    if super::resets::client_reset(conn, stream) {
+                        self.mark_send(slot);
+                    }
                     return Some(ServerEvent::Reset { id, code });
                 }
                 // A client's GOAWAY (it will open no more streams) and priority updates

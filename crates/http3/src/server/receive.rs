@@ -117,6 +117,11 @@ impl Server {
             }
         }
         clocks::note_streams(conn, now);
+        // Streams being ended: our resets once the client's sides end, HTTP/3's state let go
+        // once QUIC collects them (what this datagram acknowledged or reset).
+        if !conn.ending.is_empty() {
+            super::ending::settle(conn);
+        }
         // Cut responses' resets, their bytes acknowledged (sent by the `mark` below).
         reset_acknowledged(conn);
         // After a GOAWAY (written once there is room), the acknowledgement of the last

@@ -1,11 +1,18 @@
-//! Resetting a request's stream: at once, or once what it was given has been sent and
+//! Resetting a request's stream: now, or once what it was given has been sent and
 //! acknowledged (a response cut short); or only its body's side, its response still going.
+//! And what a client's reset of a request's side leaves this side to do.
 
 use super::{clocks, Conn, RequestId, Server};
 use crate::error::Error;
 
 impl Server {
-    /// Resets the request's stream both ways with `code` (an HTTP/3 error code).
+    /// Resets the request's stream with `code` (an HTTP/3 error code): STOP_SENDING at once,
+    /// our RESET_STREAM once the client's side has ended (its RESET_STREAM answering the
+    /// STOP_SENDING, or its FIN). While its request is still arriving (a gateway failing
+    /// during an upload) that is about a round trip, and response bytes already queued keep
+    /// going meanwhile; a client that ignores STOP_SENDING keeps the stream, within its own
+    /// stream limit. A caller that drops a response before its end resets its stream: else
+    /// QUIC keeps it (and the client's stream credit) until the connection ends.
     pub fn reset(&mut self, id: RequestId, code: u64) -> Result<(), Error> {
         let conn = self.conn(id.conn)?;
         shut_stream(conn, id.stream, code)?;
@@ -13,9 +20,10 @@ impl Server {
         Ok(())
     }
 
-    /// Resets the request's stream as [`Server::reset`] does, but only once what it was given
-    /// has been handed to the network (a response cut short: its head and the body bytes that
-    /// came reach the client, then the reset says the rest never will).
+    /// Resets the request's stream as [`Server::reset`] does (our RESET_STREAM still waiting
+    /// for the client's side to end), but only once what it was given has been handed to the
+    /// network (a response cut short: its head and the body bytes that came reach the client,
+    /// then the reset says the rest never will).
     pub fn reset_when_sent(&mut self, id: RequestId, code: u64) -> Result<(), Error> {
         let conn = self.conn(id.conn)?;
         if !conn.reset_when_sent.iter().any(|r| r.stream == id.stream) {
@@ -99,18 +107,32 @@ pub(super) fn reset_acknowledged(conn: &mut Conn) {
     }
 }
 
-pub(super) fn shut_stream(conn: &mut Conn, stream: u64, code: u64) -> Result<(), Error> {
-    for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
-        match conn.quic.stream_shutdown(stream, dir, code) {
-            Ok(()) | Err(quiche::Error::Done) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    conn.blocked.retain(|&s| s != stream);
+/// Resets `stream` both ways with `code` (our side once the client's has ended:
+/// `ending.rs`), and forgets what the connection waited for of it. False if QUIC had no
+/// such stream.
+pub(super) fn shut_stream(conn: &mut Conn, stream: u64, code: u64) -> Result<bool, Error> {
+    let existed = super::ending::end(conn, stream, code)?;
     // Its body's clock goes with it: once the read side is shut, quiche keeps nothing
     // more of the stream, so no event would ever end that clock (a client could grow
     // the list past the stream limit by having its streams reset, and the expiry would
     // count timeouts and report resets for streams long gone).
     clocks::body_ended(conn, stream);
-    Ok(())
+    Ok(existed)
+}
+
+/// The client reset `stream`'s request side, as a poll or a read of its body found. One
+/// still in its header block carries no request and nothing will answer it: this side ends
+/// it too (else QUIC would keep it, and HTTP/3 the part of the block it read, until the
+/// connection ends). One handed out has its response left to the caller, to finish or to
+/// reset (a caller that drops it must reset it: a stream whose response is never ended is
+/// never collected); HTTP/3's state goes once QUIC lets go of it. True: something to send.
+pub(super) fn client_reset(conn: &mut Conn, stream: u64) -> bool {
+    let unanswerable = conn.heads.iter().any(|&(s, _)| s == stream);
+    clocks::stream_reset(conn, stream);
+    if unanswerable {
+        let _ = shut_stream(conn, stream, crate::H3_REQUEST_INCOMPLETE);
+    } else {
+        super::ending::watch(conn, stream);
+    }
+    unanswerable
 }

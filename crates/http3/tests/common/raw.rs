@@ -38,6 +38,9 @@ pub fn client_config(stream_window: u64) -> quiche::Config {
 pub struct Peer {
     pub quic: quiche::Connection,
     pub h3: Option<h3::Connection>,
+    /// Sets up HTTP/3 once connected (false: the test reads its streams through QUIC alone,
+    /// and the client keeps nothing of them at the HTTP/3 layer).
+    pub http3: bool,
     pub addr: SocketAddr,
     /// Read response bodies (false: the client never opens its windows).
     pub reads: bool,
@@ -73,6 +76,7 @@ impl Peer {
         Peer {
             quic,
             h3: None,
+            http3: true,
             addr,
             reads: true,
             ping: None,
@@ -124,7 +128,7 @@ impl Peer {
     }
 
     fn poll(&mut self) {
-        if self.h3.is_none() && self.quic.is_established() {
+        if self.h3.is_none() && self.http3 && self.quic.is_established() {
             let config = h3::Config::new().unwrap();
             self.h3 = Some(h3::Connection::with_transport(&mut self.quic, &config).unwrap());
         }
@@ -160,6 +164,8 @@ pub struct Net {
     pub body_len: usize,
     /// Responses under way: how much of the body each has sent.
     sent: HashMap<RequestId, usize>,
+    /// Requests whose response head flow control refused: never answered.
+    unanswered: Vec<RequestId>,
     body: Vec<u8>,
     /// Connections the server reported closed.
     pub closed: u64,
@@ -168,6 +174,9 @@ pub struct Net {
     pub bodies_ended: u64,
     /// Requests the server handed out.
     pub requests: u64,
+    /// Bodies left unread at their `Body` event, kept here for the test to read (as a
+    /// server reads a body when whoever takes it wants more).
+    pub deferred: Option<Vec<RequestId>>,
 }
 
 impl Net {
@@ -177,11 +186,13 @@ impl Net {
             peers: Vec::new(),
             body_len,
             sent: HashMap::new(),
+            unanswered: Vec::new(),
             body: vec![b'x'; body_len],
             closed: 0,
             body_read: 0,
             bodies_ended: 0,
             requests: 0,
+            deferred: None,
         }
     }
 
@@ -273,10 +284,15 @@ impl Net {
                     if self.server.send_response(id, 200, &fields, false).is_ok() {
                         self.sent.insert(id, 0);
                         self.push(id);
+                    } else {
+                        self.unanswered.push(id);
                     }
                 }
                 ServerEvent::Writable { id } => self.push(id),
                 // A request body is read as it comes (the response does not wait for it).
+                ServerEvent::Body { id } if self.deferred.is_some() => {
+                    self.deferred.as_mut().unwrap().push(id);
+                }
                 ServerEvent::Body { id } => {
                     let mut buf = [0u8; 4096];
                     while let Ok(n @ 1..) = self.server.recv_body(id, &mut buf) {
@@ -284,8 +300,18 @@ impl Net {
                     }
                 }
                 ServerEvent::BodyEnd { .. } => self.bodies_ended += 1,
+                // The client cancelled: what was left to send of its response is dropped, and
+                // its stream reset, as flint serve does (a response never ended would keep
+                // the stream, when the client reset only its request's side).
+                ServerEvent::Reset { id, .. } => {
+                    let unanswered = self.unanswered.len();
+                    self.unanswered.retain(|&u| u != id);
+                    let dropped = self.unanswered.len() < unanswered;
+                    if self.sent.remove(&id).is_some() || dropped {
+                        let _ = self.server.reset(id, http3::H3_REQUEST_CANCELLED);
+                    }
+                }
                 ServerEvent::Closed { .. } => self.closed += 1,
-                _ => {}
             }
         }
     }

@@ -69,19 +69,69 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, ListenError> {
         .ok_or_else(|| resolve_error("no address".into()))
 }
 
-/// `listen` in the file: a string for [`parse_listen`], or a bare port number.
+/// `listen` in the file: a string for [`parse_listen`], or a bare port number. A number out of
+/// range is refused as `--listen` refuses it, and a value of another type says which two forms
+/// `listen` takes (an untagged enum would say only that no variant matched).
 pub(super) fn listen_from_toml<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<SocketAddr, D::Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Listen {
-        Port(u16),
-        Text(String),
+    d.deserialize_any(ListenVisitor)
+}
+
+struct ListenVisitor;
+
+impl ListenVisitor {
+    fn port<E: serde::de::Error>(number: impl ToString) -> Result<SocketAddr, E> {
+        let text = number.to_string();
+        let port = text
+            .parse()
+            .map_err(|_| E::custom(ListenError::Port(text)))?;
+        Ok(SocketAddr::new(DEFAULT_LISTEN.ip(), port))
     }
-    match <Listen as serde::Deserialize>::deserialize(d)? {
-        Listen::Port(port) => Ok(SocketAddr::new(DEFAULT_LISTEN.ip(), port)),
-        Listen::Text(text) => parse_listen(&text).map_err(serde::de::Error::custom),
+
+    fn other<E: serde::de::Error>(value: impl std::fmt::Display) -> E {
+        E::custom(format_args!("`{value}`: expected {}", Self::EXPECTED))
+    }
+
+    // (Not naming the key: the file's reader adds it with the line.)
+    const EXPECTED: &'static str = "a port from 0 to 65535 (8080) or an address as a \
+        string (\"PORT\", \"HOST:PORT\", \"IPv4:PORT\" or \"[IPv6]:PORT\")";
+}
+
+impl serde::de::Visitor<'_> for ListenVisitor {
+    type Value = SocketAddr;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(Self::EXPECTED)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<SocketAddr, E> {
+        Self::port(n)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<SocketAddr, E> {
+        Self::port(n)
+    }
+
+    fn visit_u128<E: serde::de::Error>(self, n: u128) -> Result<SocketAddr, E> {
+        Self::port(n)
+    }
+
+    fn visit_i128<E: serde::de::Error>(self, n: i128) -> Result<SocketAddr, E> {
+        Self::port(n)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SocketAddr, E> {
+        parse_listen(text).map_err(E::custom)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<SocketAddr, E> {
+        Err(Self::other(b))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, x: f64) -> Result<SocketAddr, E> {
+        // Debug keeps the point: `8080.0` as written, not a `8080` that looks like a port.
+        Err(Self::other(format_args!("{x:?}")))
     }
 }
 

@@ -61,6 +61,60 @@ fn every_config_key_is_documented() {
 }
 
 #[test]
+fn a_listen_number_out_of_range_or_of_another_type_says_what_listen_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("serve.toml");
+    for (text, want) in [
+        // As `--listen 70000` and `listen = "70000"` say it.
+        (
+            "listen = 70000\n",
+            "line 1: `listen`: `70000`: the port must be a number from 0 to 65535",
+        ),
+        (
+            "\nlisten = -3\n",
+            "line 2: `listen`: `-3`: the port must be a number from 0 to 65535",
+        ),
+        (
+            "listen = 99999999999999999999\n",
+            "`listen`: `99999999999999999999`: the port must be a number from 0 to 65535",
+        ),
+        (
+            "listen = true\n",
+            "line 1: `listen`: `true`: expected a port",
+        ),
+        (
+            "listen = 80.5\n",
+            "line 1: `listen`: `80.5`: expected a port",
+        ),
+        // A float that is a whole number is still not a port, and is shown as written.
+        (
+            "listen = 8080.0\n",
+            "line 1: `listen`: `8080.0`: expected a port",
+        ),
+        (
+            "listen = [80]\n",
+            "line 1: `listen`: invalid type: sequence, expected a port",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let e = Config::from_file(&path).unwrap_err().to_string();
+        assert!(e.contains(want), "{text:?}: {e}");
+        assert!(
+            e.contains("or an address as a string") || e.contains("port must be"),
+            "{e}"
+        );
+        assert!(!e.contains("variant"), "{text:?}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+    std::fs::write(&path, "listen = 0\n").unwrap();
+    let c = Config::from_file(&path).unwrap();
+    assert_eq!(c.listen, "127.0.0.1:0".parse().unwrap());
+    std::fs::write(&path, "listen = 65535\n").unwrap();
+    let c = Config::from_file(&path).unwrap();
+    assert_eq!(c.listen, "127.0.0.1:65535".parse().unwrap());
+}
+
+#[test]
 fn the_file_takes_listen_dotfiles_and_autoindex() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("serve.toml");

@@ -152,6 +152,21 @@ impl Source for Stream {
     }
 }
 
+/// The rule both exchanges (a FastCGI application's, a proxy's upstream's) follow when a write
+/// of the request fails after part of it went: the request ends there (the rest of its body is
+/// dropped, the connection never pooled) and the exchange does not. An application or upstream
+/// may answer before reading the whole body (a 413 to an upload it will not take) and close
+/// (php-fpm does not: it reads the body away first): the write meets the close, while the
+/// answer, whole, waits in the socket or was partly read already. Given `sent`, what sending
+/// the pending request bytes before a read of the answer gave, and whether such a failure ended
+/// the request (`write_failed`): whether the read goes on.
+pub(crate) fn read_goes_on(sent: io::Result<()>, write_failed: bool) -> io::Result<()> {
+    match sent {
+        Err(e) if !write_failed => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// The token bit that marks a pooled connection's events (FastCGI or proxy): `slot | POOL_TOKEN`, routed by the
 /// thread's [`Pool`] to the client connection the slot's connection serves now, if any.
 pub(crate) const POOL_TOKEN: usize = 1 << (usize::BITS - 3);

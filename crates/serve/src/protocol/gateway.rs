@@ -182,7 +182,12 @@ impl Record {
 
     /// The request is over: its access-log line written, its status counted.
     pub fn finish(&self, peer: std::net::IpAddr, w: &mut Worker) {
-        super::finish(w, self.status, || crate::access_log::Entry {
+        super::finish(w, self.status, || self.entry(peer));
+    }
+
+    /// Its access-log line's fields.
+    pub fn entry(&self, peer: std::net::IpAddr) -> crate::access_log::Entry<'_> {
+        crate::access_log::Entry {
             peer,
             request_line: &self.request_line,
             status: self.status,
@@ -190,7 +195,7 @@ impl Record {
             referer: self.referer.as_deref(),
             user_agent: self.user_agent.as_deref(),
             user: self.user.as_deref(),
-        });
+        }
     }
 }
 

@@ -43,15 +43,18 @@ pub(super) struct H1 {
 #[derive(Debug)]
 struct Held {
     log: HeldLog,
-    /// Where its body ends in the connection's output (`Session::written` counts it).
+    /// Where its body starts and ends in the connection's output (`Session::written` counts
+    /// it). A program's body (`h1/gateway.rs`) spans its chunks' framing too.
+    start: u64,
     end: u64,
 }
 
 impl Held {
     /// Its body bytes among the first `written` of the connection's output.
     fn sent(&self, written: u64) -> u64 {
-        let start = self.end - self.log.body_bytes();
-        written.saturating_sub(start).min(self.log.body_bytes())
+        written
+            .saturating_sub(self.start)
+            .min(self.log.body_bytes())
     }
 }
 
@@ -60,14 +63,14 @@ impl H1 {
         !self.held.is_empty()
     }
 
-    /// Holds the line of the response being answered (its end set once its body is queued),
+    /// Holds the line of a response whose body spans `start..end` of the connection's output,
     /// and counts its status. Apart, and cold: the small responses' path does not carry it.
     #[cold]
     #[inline(never)]
-    fn hold(&mut self, entry: &Entry<'_>, w: &mut Worker) {
+    fn hold_at(&mut self, entry: &Entry<'_>, start: u64, end: u64, w: &mut Worker) {
         count_status(&mut w.stats, entry.status);
         let log = w.held_logs.hold(entry);
-        self.held.push_back(Held { log, end: 0 });
+        self.held.push_back(Held { log, start, end });
     }
 
     /// Logs the held responses whose body ends within the first `written` bytes of output.
@@ -275,15 +278,11 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
             user_agent,
             user: user.as_deref(),
         };
-        // A large body may not be taken whole in this turn: its line waits for it to be
-        // written (its status is counted now, as every response's is), while the thread's
-        // held records are within their budget.
-        let held = w.log.is_some()
-            && !is_head
-            && reply.body_bytes > HOLD_BODY_BYTES
-            && w.held_logs.has_room();
-        if held {
-            h.hold(&entry(), w);
+        if should_hold(is_head, reply.body_bytes, w) {
+            // The body is the last of the queue (in `out` or after it).
+            let out = (b.out.len() - start) as u64;
+            let end = s.written + s.queued + out + reply.body.bytes();
+            h.hold_at(&entry(), end.saturating_sub(reply.body_bytes), end, w);
         } else {
             finish(w, reply.status, entry);
         }
@@ -294,12 +293,6 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
         // Never a body after a HEAD's head, whatever the responder said.
         if !is_head {
             s.queued += queue_body(reply.body, &mut b.segs);
-        }
-        if held {
-            // The body is the last of the queue.
-            if let Some(last) = h.held.back_mut() {
-                last.end = s.written + s.queued;
-            }
         }
         if reply.close {
             s.close_after = true;
@@ -317,6 +310,14 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
     // A chunked body that came with its head, for a program waiting for it.
     gateway::collect_body(s, w);
     limited
+}
+
+/// Whether a response's line waits for its body to be written (its status is counted at
+/// once, as every response's is): a body over [`HOLD_BODY_BYTES`] may not be taken whole in
+/// this turn, and the thread's held records are within their budget. A static response's
+/// (`answer`) and a program's (`h1/gateway.rs`) alike.
+fn should_hold(is_head: bool, body_bytes: u64, w: &Worker) -> bool {
+    w.log.is_some() && !is_head && body_bytes > HOLD_BODY_BYTES && w.held_logs.has_room()
 }
 
 /// Queues a reply's body (shared cached bytes, a file range); returns its bytes.

@@ -48,7 +48,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use foldhash::quality::RandomState;
-use http3::{Datagram, Fields, RequestId, Server, ServerEvent};
+use http3::{Datagram, Fields, RequestId, Server, ServerEvent, H3_REQUEST_CANCELLED};
 
 use super::Worker;
 use crate::auth::Verdict;
@@ -247,6 +247,15 @@ impl H3 {
                     }
                 }
                 ServerEvent::Reset { id, .. } => {
+                    // A response not ended is dropped here and never written to again: its
+                    // stream is reset too, else a client that reset only its request's side
+                    // would leave QUIC the stream (and its credit) for the connection's life.
+                    let unfinished = self.pending.contains_key(&id)
+                        || self.gathering.contains_key(&id)
+                        || self.response_unfinished(id);
+                    if unfinished {
+                        let _ = self.server.reset(id, H3_REQUEST_CANCELLED);
+                    }
                     self.pending_done(id, w);
                     self.gathering.remove(&id);
                     self.gateway_gone(id, w);

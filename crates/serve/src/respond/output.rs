@@ -135,6 +135,17 @@ pub enum Body {
     },
 }
 
+impl Body {
+    /// Its bytes still to send after `out`.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Body::None => 0,
+            Body::Shared { len, .. } => *len as u64,
+            Body::File { len, .. } => *len,
+        }
+    }
+}
+
 /// How the connection goes on after a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Persistence {

@@ -239,6 +239,16 @@ pub enum Step {
     /// Reads the request only after 3 s, then answers it, as an application whose workers are
     /// all busy: its STDIN waits on the connection meanwhile.
     ReadLate,
+    /// Reads the PARAMS, lets 128 KiB of the body queue up unread (the server's writes then
+    /// block), stops reading (`shutdown(SHUT_RD)`: the server's next write fails, as after a
+    /// close), answers whole and closes, as an application that rejects an upload unread.
+    /// Stopping before the answer puts the failed write before the answer's read, whichever
+    /// the server's loop does first.
+    AnswerUnreadThenClose,
+    /// As [`Step::AnswerUnreadThenClose`], but the connection stays open until the server
+    /// closes it (within [`WAIT`]): a server that kept it for its next request would find it
+    /// there, idle and quiet, and fail on its first write.
+    AnswerUnreadThenWait,
 }
 
 /// A FastCGI responder written here, for what a real application does only by chance: on each
@@ -267,12 +277,26 @@ impl Scripted {
                 };
                 count.fetch_add(1, Ordering::SeqCst);
                 for (i, step) in steps.into_iter().enumerate() {
-                    let upto = if step == Step::AnswerBeforeBody { 4 } else { 5 };
+                    let unread = matches!(
+                        step,
+                        Step::AnswerUnreadThenClose | Step::AnswerUnreadThenWait
+                    );
+                    let upto = if unread || step == Step::AnswerBeforeBody {
+                        4
+                    } else {
+                        5
+                    };
                     if step == Step::ReadLate {
                         std::thread::sleep(std::time::Duration::from_secs(3));
                     }
                     if read_request(&mut s, upto).is_none() || step == Step::Close {
                         break;
+                    }
+                    if unread {
+                        if !queued_at_least(&s, 128 << 10) {
+                            break;
+                        }
+                        let _ = s.shutdown(std::net::Shutdown::Read);
                     }
                     if step == Step::StderrFlood {
                         let flood: Vec<u8> =
@@ -299,7 +323,11 @@ impl Scripted {
                     }
                     out.extend(record(6, b""));
                     out.extend(record(3, &[0, 0, 0, 0, 0, 0, 0, 0]));
-                    if s.write_all(&out).is_err() {
+                    if s.write_all(&out).is_err() || step == Step::AnswerUnreadThenClose {
+                        break;
+                    }
+                    if step == Step::AnswerUnreadThenWait {
+                        closed_by_peer(&s);
                         break;
                     }
                 }
@@ -317,6 +345,36 @@ impl Scripted {
 
     pub fn addr(&self) -> String {
         format!("unix:{}", self.socket.display())
+    }
+}
+
+/// Whether `n` bytes came to wait unread in `s`, within [`WAIT`].
+fn queued_at_least(s: &UnixStream, n: usize) -> bool {
+    let mut buf = vec![std::mem::MaybeUninit::<u8>::uninit(); n];
+    eventually(WAIT, || {
+        socket2::SockRef::from(s)
+            .peek(&mut buf)
+            .is_ok_and(|got| got >= n)
+    })
+}
+
+/// Waits, within [`WAIT`], for the other end to close `s`, which was shut for reading (its
+/// reads say nothing more): the hang-up `poll` reports once both directions are shut.
+fn closed_by_peer(s: &UnixStream) {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: s.as_raw_fd(),
+        events: 0,
+        revents: 0,
+    };
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        // SAFETY: `p` is one valid pollfd for the call's length, its descriptor `s`'s, open.
+        let n = unsafe { libc::poll(&mut p, 1, left.as_millis() as i32) };
+        if n > 0 || left.is_zero() {
+            return; // the hang-up (or an error: the socket is no use either way)
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use std::io::{BufReader, Write};
 use crate::cgi_support::*;
 use crate::common::*;
 use crate::fcgi_support::*;
-use serve::Config;
+use serve::{Config, ServerStats};
 
 /// A script echoing what php-fpm was told of the request.
 const ENV_PHP: &str = "<?php header('X-App: php');\n\
@@ -627,6 +627,120 @@ fn a_connection_whose_request_body_was_not_all_sent_is_not_reused() {
         (r.status, r.body.as_slice()),
         (200, &b"connection 1 request 0"[..])
     );
+}
+
+#[test]
+fn an_answer_sent_before_the_body_was_read_reaches_the_client_whole() {
+    // An application that rejects an 8 MiB upload unread: it answers whole (STDOUT and
+    // END_REQUEST) and closes while the server is still sending the body, whose next write
+    // fails. The answer, already in the server's socket, is the response, whole.
+    let st = upload_answered_unread(Step::AnswerUnreadThenClose);
+    assert_eq!(
+        (
+            st.fastcgi_requests,
+            st.fastcgi_connects,
+            st.fastcgi_failures
+        ),
+        (2, 2, 0)
+    );
+}
+
+#[test]
+fn a_connection_whose_request_write_failed_is_not_kept() {
+    // The same, but the application keeps the connection open after its answer, as if for
+    // the next request: its STDIN cut, it is closed, never pooled. Pooled, it would be taken
+    // for the next request, whose first write fails there: sent again on a new connection
+    // (a retry), with the same answer.
+    let st = upload_answered_unread(Step::AnswerUnreadThenWait);
+    assert_eq!(
+        (
+            st.fastcgi_requests,
+            st.fastcgi_connects,
+            st.fastcgi_retries,
+            st.fastcgi_failures
+        ),
+        (2, 2, 0, 0)
+    );
+}
+
+/// An 8 MiB upload to a scripted application whose first connection does `step` (its answer
+/// before the body is read), then a GET: both answers checked, the server's counts returned.
+fn upload_answered_unread(step: Step) -> ServerStats {
+    let app = Scripted::new(vec![vec![step], vec![Step::Answer]]);
+    let srv = scripted_server(&app, |c| c.max_body_bytes = 64 << 20);
+    let body_len = 8 << 20;
+    let mut s = connect(srv.addr);
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    s.write_all(
+        format!("POST /app HTTP/1.1\r\nHost: t\r\nContent-Length: {body_len}\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    // The answer comes long before the body's end: the body goes from another thread, which
+    // stops when the server stops taking it.
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b'u'; 64 << 10];
+        for _ in 0..body_len / chunk.len() {
+            if s.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let reply = read_reply(&mut r, false).unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_slice()),
+        (200, &b"connection 0 request 0"[..]),
+        "the application's answer"
+    );
+    assert!(reply.complete, "the response ended with its last chunk");
+    drop(r);
+    writer.join().unwrap();
+    // The next request takes a new connection: the first one was closed, its STDIN cut.
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (200, &b"connection 1 request 0"[..])
+    );
+    srv.stop()
+}
+
+#[test]
+fn php_fpm_answering_an_upload_it_never_reads_is_passed_whole() {
+    // A script that refuses an 8 MiB upload without reading it: php-fpm sends the answer, and
+    // reads the body away before its END_REQUEST, so no write of the request fails: this
+    // guards what php-fpm always got (the answer whole, nothing failed), not the failed
+    // write's path, which the scripted application's tests above take.
+    let fpm = App::php_fpm(1);
+    let srv = php_server(&fpm.addr(), |c| c.max_body_bytes = 64 << 20);
+    write_file(
+        srv.root.path(),
+        "refuse.php",
+        "<?php http_response_code(413); echo 'too large';",
+    );
+    let body_len = 8 << 20;
+    for _ in 0..2 {
+        let mut s = connect(srv.addr);
+        let mut r = BufReader::new(s.try_clone().unwrap());
+        s.write_all(format!("POST /refuse.php HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\nContent-Length: {body_len}\r\n\r\n").as_bytes())
+            .unwrap();
+        let writer = std::thread::spawn(move || {
+            let chunk = vec![b'u'; 64 << 10];
+            for _ in 0..body_len / chunk.len() {
+                if s.write_all(&chunk).is_err() {
+                    return;
+                }
+            }
+        });
+        let reply = read_reply(&mut r, false).unwrap();
+        assert_eq!(
+            (reply.status, reply.body.as_slice()),
+            (413, &b"too large"[..])
+        );
+        assert!(reply.complete);
+        drop(r);
+        writer.join().unwrap();
+    }
+    let st = srv.stop();
+    assert_eq!((st.fastcgi_requests, st.fastcgi_failures), (2, 0));
 }
 
 /// A script `/app` answered by a scripted application, with `revalidate_ms`, asked once and

@@ -50,6 +50,7 @@ mod files_cache;
 mod files_conditional;
 mod files_hidden;
 mod files_traversal;
+mod gateway_access_log_cut;
 mod gateway_cgi;
 mod gateway_cgi_h2;
 mod gateway_cgi_links;

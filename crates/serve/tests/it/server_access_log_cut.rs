@@ -13,7 +13,7 @@ use crate::h2_support::{raw, read_until_ended, Client};
 use crate::tls_support::{both_versions, Certs, TlsStream};
 
 /// What the client reads of a large body before it closes.
-const READ: usize = 256 << 10;
+pub(crate) const READ: usize = 256 << 10;
 /// The receive buffer the client asks for (the kernel doubles it).
 use crate::server_access_log::lines;
 
@@ -38,7 +38,7 @@ fn large_file(srv: &TestServer) -> (String, u64) {
 
 /// A client socket with a small receive buffer (set before connect, so the window it
 /// advertises is small from the start) and what the kernel made of it.
-fn small_client(addr: SocketAddr) -> (TcpStream, u64) {
+pub(crate) fn small_client(addr: SocketAddr) -> (TcpStream, u64) {
     let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
     sock.set_recv_buffer_size(CLIENT_RCVBUF).unwrap();
     sock.connect_timeout(&addr.into(), WAIT).unwrap();
@@ -50,7 +50,7 @@ fn small_client(addr: SocketAddr) -> (TcpStream, u64) {
 }
 
 /// The `%b` of a Common Log Format line (`-` is 0).
-fn bytes_of(line: &str) -> u64 {
+pub(crate) fn bytes_of(line: &str) -> u64 {
     let last = line.rsplit(' ').next().unwrap();
     if last == "-" {
         0
@@ -60,7 +60,7 @@ fn bytes_of(line: &str) -> u64 {
 }
 
 /// Waits (bounded) for the log to hold `n` lines, and returns them.
-fn logged(log: &Path, n: usize) -> Vec<String> {
+pub(crate) fn logged(log: &Path, n: usize) -> Vec<String> {
     assert!(
         eventually(WAIT, || lines(log).len() >= n),
         "{:?}",
@@ -72,7 +72,7 @@ fn logged(log: &Path, n: usize) -> Vec<String> {
 }
 
 /// A temporary folder (removed when dropped) and the access log's path in it.
-fn log_path() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn log_path() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("access.log");
     (dir, log)
@@ -102,12 +102,12 @@ fn logging_server(log: &Path, tweak: impl FnOnce(&mut serve::Config)) -> TestSer
 }
 
 /// A byte stream: TCP, or TLS over it.
-trait ReadWrite: Read + Write {}
+pub(crate) trait ReadWrite: Read + Write {}
 impl<S: Read + Write> ReadWrite for S {}
 
 /// Sends an HTTP/1.1 GET for `path` and reads until `body` bytes of its body are in; returns
 /// the body bytes read (a read may bring more).
-fn h1_read_part(s: &mut impl ReadWrite, path: &str, body: u64) -> u64 {
+pub(crate) fn h1_read_part(s: &mut impl ReadWrite, path: &str, body: u64) -> u64 {
     write!(s, "GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
     let mut buf = vec![0u8; 64 << 10];
     // The head's bytes (kept until its end is found), then only a count.

@@ -47,12 +47,22 @@ fn check(
     headers: &[(&[u8], &[u8])],
     body: &[u8],
 ) -> Result<(), CheckKind> {
+    let head = head_of(headers);
     let a = Answer {
         status,
-        headers,
+        headers: Fields::of_head(&head),
         body,
     };
     e.check(&a, &mut Ann, &mut Vec::new()).map_err(|f| f.kind)
+}
+
+/// A response head of `fields`, as a connection keeps it for the checks.
+fn head_of(fields: &[(&[u8], &[u8])]) -> Vec<u8> {
+    let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for (n, v) in fields {
+        head.extend_from_slice(&[n, &b": "[..], v, &b"\r\n"[..]].concat());
+    }
+    head
 }
 
 const HTML: &[(&[u8], &[u8])] = &[
@@ -131,7 +141,7 @@ fn a_constant_body_text_is_found_by_its_prebuilt_searcher() {
     ] {
         let a = Answer {
             status: 200,
-            headers: &[],
+            headers: Fields::default(),
             body,
         };
         let f = e.check(&a, &mut Ann, &mut Vec::new()).unwrap_err();
@@ -209,7 +219,7 @@ fn a_templated_json_string_matches_the_number_it_reads_as() {
     let held = |e: &Expect, body: &[u8]| {
         let a = Answer {
             status: 200,
-            headers: &[],
+            headers: Fields::default(),
             body,
         };
         e.check(&a, &mut Seven, &mut Vec::new()).map_err(|f| f.kind)
@@ -310,7 +320,7 @@ fn content_type_parameters_are_ignored_on_both_sides() {
     }
     let a = Answer {
         status: 200,
-        headers: &[(b"Content-Type", b"text/html; charset=utf-8")],
+        headers: Fields::of_head(b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"),
         body: b"",
     };
     let f = e.check(&a, &mut Ann, &mut Vec::new()).unwrap_err();
@@ -356,4 +366,28 @@ fn bad_checks_are_refused_before_the_run() {
         let e = expect(text).unwrap_err();
         assert!(e.contains(needle), "{text}: {e}");
     }
+}
+
+/// A field `header_equals` names that is missing is said in words, as `header_present` says
+/// it; one of another value shows both.
+#[test]
+fn a_header_equals_failure_says_what_came() {
+    let e = expect(r#"header_equals = { "X-User" = "nobody" }"#).unwrap();
+    let detail = |fields: &[(&[u8], &[u8])]| {
+        let head = head_of(fields);
+        let a = Answer {
+            status: 200,
+            headers: Fields::of_head(&head),
+            body: b"",
+        };
+        e.check(&a, &mut Ann, &mut Vec::new()).unwrap_err().detail
+    };
+    assert_eq!(
+        detail(&[]),
+        r#"no X-User field where "nobody" was expected"#
+    );
+    assert_eq!(
+        detail(&[(b"X-User", b"ann")]),
+        r#"X-User: "ann" where "nobody" was expected"#
+    );
 }

@@ -1,31 +1,7 @@
-//! A response head's header fields, for the checks, the extractions and the cookie jar: split
-//! into a room made on the stack (at most [`MAX_FIELDS`]), and a look for `Set-Cookie` that
-//! splits nothing, so that a head nothing reads is not split at all.
+//! Whether a response head sets a cookie, found with one look that splits nothing, so that a
+//! head no check or extraction reads is not walked field by field for the cookie jar.
 
-/// Header fields of a response looked at by the checks; more are ignored.
-pub(super) const MAX_FIELDS: usize = 100;
-
-/// The header fields of a response head `wire` accepted (status line first, `CRLF` between
-/// lines), into `fields`; how many.
-pub(super) fn split_fields<'a>(
-    head: &'a [u8],
-    fields: &mut [(&'a [u8], &'a [u8]); MAX_FIELDS],
-) -> usize {
-    let mut n = 0;
-    for line in Lines(Some(head)).skip(1) {
-        let Some(colon) = memchr::memchr(b':', line) else {
-            continue;
-        };
-        if n == MAX_FIELDS {
-            break;
-        }
-        fields[n] = (&line[..colon], line[colon + 1..].trim_ascii());
-        n += 1;
-    }
-    n
-}
-
-/// Whether a response head has a `Set-Cookie` field (a name as [`split_fields`] takes it: a
+/// Whether a response head has a `Set-Cookie` field (a name as [`Fields`] reads it: a
 /// line after the first that starts with `set-cookie:`, in any case). Only where the head has
 /// a `k` or a `K`, found in one pass, is the name looked for, with the `k` as its eighth
 /// byte: a head has few (line by line, this look was an eighth of the client's own
@@ -42,62 +18,13 @@ pub(super) fn sets_cookie(head: &[u8]) -> bool {
     })
 }
 
-/// The lines of a head, each without its `LF` and a `CR` before it; what follows the last
-/// `LF` is a line too (empty when the head ends with one).
-struct Lines<'a>(Option<&'a [u8]>);
-
-impl<'a> Iterator for Lines<'a> {
-    type Item = &'a [u8];
-
-    fn next(&mut self) -> Option<&'a [u8]> {
-        let rest = self.0?;
-        let line = match memchr::memchr(b'\n', rest) {
-            Some(i) => {
-                self.0 = Some(&rest[i + 1..]);
-                &rest[..i]
-            }
-            None => {
-                self.0 = None;
-                rest
-            }
-        };
-        Some(line.strip_suffix(b"\r").unwrap_or(line))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::fields::{Fields, Lines};
 
     fn fields(head: &[u8]) -> Vec<(&[u8], &[u8])> {
-        let mut room: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
-        let n = split_fields(head, &mut room);
-        room[..n].to_vec()
-    }
-
-    #[test]
-    fn a_head_splits_into_its_fields_after_the_status_line() {
-        let head =
-            b"HTTP/1.1 200 OK\r\nServer: flint\r\nX-Empty:\r\nContent-Type:  text/html \r\n\r\n";
-        let want: Vec<(&[u8], &[u8])> = vec![
-            (b"Server", b"flint"),
-            (b"X-Empty", b""),
-            (b"Content-Type", b"text/html"),
-        ];
-        assert_eq!(fields(head), want);
-        // A bare LF ends a line too; a line without a colon is no field.
-        let want: Vec<(&[u8], &[u8])> = vec![(b"A", b"1"), (b"b", b"2")];
-        assert_eq!(fields(b"HTTP/1.0 200 OK\nA: 1\nnot a field\r\nb:2"), want);
-        // More fields than the room: the first MAX_FIELDS.
-        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
-        for i in 0..MAX_FIELDS + 5 {
-            many.extend_from_slice(format!("F{i}: {i}\r\n").as_bytes());
-        }
-        let got = fields(&many);
-        assert_eq!(got.len(), MAX_FIELDS);
-        let last = MAX_FIELDS - 1;
-        let want = (format!("F{last}"), last.to_string());
-        assert_eq!(got[last], (want.0.as_bytes(), want.1.as_bytes()));
+        Fields::of_head(head).iter().collect()
     }
 
     #[test]
@@ -121,7 +48,7 @@ mod tests {
         assert!(!sets_cookie(
             b"HTTP/1.1 200 OK\r\nX: a\r\n set-cookie: b\r\n\r\n"
         ));
-        // Whatever sets_cookie says, split_fields agrees on the name.
+        // Whatever sets_cookie says, Fields agrees on the name.
         let head = b"HTTP/1.1 200 OK\r\nset-COOKIE: a=b\r\n\r\n";
         assert!(fields(head)
             .iter()

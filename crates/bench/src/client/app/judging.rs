@@ -2,9 +2,10 @@
 //! arrive, then the verdict: the cookies kept, the checks held, the values extracted (a failed
 //! one forgets the file's values). A redirect that is followed only has its cookies kept.
 
-use super::head_fields::{sets_cookie, split_fields, MAX_FIELDS};
+use super::head_fields::sets_cookie;
 use super::{set_path, AppExchange};
 use crate::app::check::{Answer, CheckKind};
+use crate::app::fields::Fields;
 use crate::app::plan::MAX_KEPT_BODY;
 use crate::app::session::Session;
 use crate::client::exchange::Verdict;
@@ -84,9 +85,7 @@ impl AppExchange {
         if !self.plan.options.cookies || !sets_cookie(kept.head) {
             return;
         }
-        let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
-        let n = split_fields(kept.head, &mut fields);
-        keep_cookies(self, &fields[..n], kept.path);
+        keep_cookies(self, Fields::of_head(kept.head), kept.path);
     }
 
     /// A complete response to URL `url` (`shown` in samples): its cookies kept, its checks
@@ -100,33 +99,13 @@ impl AppExchange {
         stats: &mut Stats,
         counted: bool,
     ) -> Verdict {
-        let file = self.plan.files.get(url).and_then(Option::as_ref);
-        // The head is split into its fields only when something reads them: a check or an
-        // extraction that does, or the jar (unless `--no-cookies`) when the head sets a
-        // cookie. Splitting every head (and clearing the room for its fields) was a fifth of
-        // the client's own instructions per request on a workload whose checks read only the
-        // status and the body.
-        let jar_reads = self.plan.options.cookies && sets_cookie(kept.head);
-        if !file.is_some_and(|f| f.needs_headers) && !jar_reads {
-            return self.judge_fields((url, shown), status, &[], kept, stats, counted);
+        // The head's fields are walked in its text by what reads them (every field, however
+        // many: nothing splits them into a room of a fixed size); the jar (unless
+        // `--no-cookies`) walks them only when the head sets a cookie, which one look finds.
+        let headers = Fields::of_head(kept.head);
+        if self.plan.options.cookies && sets_cookie(kept.head) {
+            keep_cookies(self, headers, kept.path);
         }
-        let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
-        let n = split_fields(kept.head, &mut fields);
-        self.judge_fields((url, shown), status, &fields[..n], kept, stats, counted)
-    }
-
-    /// [`AppExchange::judge_kept`] with the head's fields split (`headers`; empty when nothing
-    /// reads them).
-    fn judge_fields(
-        &mut self,
-        (url, shown): (usize, &str),
-        status: u16,
-        headers: &[(&[u8], &[u8])],
-        kept: Kept<'_>,
-        stats: &mut Stats,
-        counted: bool,
-    ) -> Verdict {
-        keep_cookies(self, headers, kept.path);
         let Some(file) = self.plan.files.get(url).and_then(Option::as_ref) else {
             return Verdict::ByStatus;
         };
@@ -180,7 +159,7 @@ impl AppExchange {
                 Some(v) => self.session.set_value(x.slot, &v),
                 None => {
                     forget(&mut self.session);
-                    let detail = format!("no value for {:?} in the response", x.name);
+                    let detail = x.missing(&answer, room);
                     return fail(ErrorKind::ExtractMissing, detail, stats);
                 }
             }
@@ -204,12 +183,8 @@ pub(super) fn keep_body_bytes(body: &mut Vec<u8>, too_large: &mut bool, bytes: &
 }
 
 /// Keeps the `Set-Cookie` fields among `headers` of a response to a request for `path`.
-fn keep_cookies(app: &mut AppExchange, headers: &[(&[u8], &[u8])], path: &[u8]) {
-    let mut set_cookies = headers
-        .iter()
-        .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
-        .map(|(_, v)| *v)
-        .peekable();
+fn keep_cookies(app: &mut AppExchange, headers: Fields<'_>, path: &[u8]) {
+    let mut set_cookies = headers.all(b"set-cookie").peekable();
     if set_cookies.peek().is_some() {
         // The jar's rules need the path the request went to.
         set_path(

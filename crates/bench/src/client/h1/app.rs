@@ -11,7 +11,6 @@ use super::super::redirects::{Hop, OWN};
 use super::super::{shared, ThreadState};
 use super::pipelining::{queue_batch, queue_mut};
 use super::{State, APP, H1};
-use crate::app::template::ExpandError;
 use crate::config::HttpMode;
 
 impl H1 {
@@ -44,12 +43,7 @@ impl H1 {
         let n = match built {
             Ok(n) => n,
             Err(e) => {
-                if cx.counts(self.ex.file_start_us, now) {
-                    match e {
-                        ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
-                        ExpandError::Unsafe(_) => cx.stats.unsafe_value_unsent += 1,
-                    }
-                }
+                ch.record_failure(cx, &self.ex, e.unsent_kind(), 0, now);
                 return self.end_page(ch, cx, false, now, true);
             }
         };

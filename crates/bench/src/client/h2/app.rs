@@ -23,7 +23,6 @@ use super::super::ThreadState;
 use super::requests::STACK_FIELDS;
 use super::streams::{debug_block, debug_field};
 use super::H2;
-use crate::app::template::ExpandError;
 use crate::Workload;
 use http2::{Header, Session, StreamId};
 
@@ -62,12 +61,7 @@ impl H2 {
         // A redirect followed: its target's path and method.
         let hop = (ex.learned != OWN).then(|| cx.redirects.target(ex.learned));
         if let Err(e) = app.build_h2(cx.sh, (ex.file, url, hop), &mut self.request) {
-            if cx.counts(ex.file_start_us, now) {
-                match e {
-                    ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
-                    ExpandError::Unsafe(_) => cx.stats.unsafe_value_unsent += 1,
-                }
-            }
+            ch.record_failure(cx, &ex, e.unsent_kind(), 0, now);
             self.page_ok = false;
             self.unsent = true;
             return;

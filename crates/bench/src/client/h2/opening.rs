@@ -5,7 +5,7 @@
 //! the page (or the Webchild's lanes) ends.
 
 use super::super::exchange::Exchange;
-use super::super::in_flight::waiting_since;
+use super::super::in_flight::{judge_refusals, waiting_since};
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
@@ -112,7 +112,7 @@ impl H2 {
             let left = self.left(ch, cx);
             if left && now < end {
                 // (Sent again once if the server processed nothing on it; refused so twice, failed.)
-                self.judge_refusals(ch, cx, now);
+                judge_refusals(self, ch, cx, now);
                 if self.left(ch, cx) {
                     return self.connect(ch, cx, now);
                 }

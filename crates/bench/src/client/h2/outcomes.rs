@@ -3,13 +3,14 @@
 //! cancelled, and everything in flight when the connection itself fails. The connection
 //! (`h2.rs`) calls these after each read, send and timer.
 
-use super::super::exchange::Answer;
+use super::super::exchange::{Answer, Exchange};
+use super::super::in_flight::{judge_refusals, Refusals};
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::stream_lanes;
 use super::super::{ThreadState, Wire, NONE};
 use super::{State, H2};
-use crate::stats::ErrorKind;
+use crate::stats::{ErrorKind, Stats};
 
 impl H2 {
     /// Acts on the streams that closed in the last `recv`: responses recorded, resets failed,
@@ -184,69 +185,6 @@ impl H2 {
         !self.io.flight.retry.is_empty()
     }
 
-    /// What is to go on a new connection once this one is done (its GOAWAY, or its end with
-    /// streams it never processed), judged by what the server did on it. If it processed a
-    /// stream (answered or failed it), the run makes progress: all of it is sent again, however
-    /// often refused before. If it processed none (a server that sends GOAWAY at once, or
-    /// refuses every request), each exchange is sent again once, and one that such a connection
-    /// refused before fails (`h2_goaway`), so that a `-n` run ends and fail-fast can stop a
-    /// timed one.
-    /// A GOAWAY before any stream was opened refuses what waited for the connection (the
-    /// page's next file, the lane's page picked) as well. True if any failed.
-    pub(super) fn judge_refusals(
-        &mut self,
-        ch: &mut Child,
-        cx: &mut ThreadState<'_>,
-        now: u64,
-    ) -> bool {
-        if self.processed {
-            for ex in &mut self.io.flight.retry {
-                ex.refused_empty = false;
-            }
-            return false;
-        }
-        if !self.opened_any && self.io.goaway.is_some() {
-            if self.lanes && self.fresh {
-                self.fresh = false;
-                let ex = stream_lanes::lane_exchange(ch);
-                self.io.flight.retry.push(ex);
-            } else if !self.lanes
-                && self.page_ok
-                && self.next_file < ch.files(cx.sh.workload)
-                && !self.waits_for_values(cx.sh.workload)
-            {
-                let ex = self.next_exchange(ch, now);
-                self.io.flight.retry.push(ex);
-            }
-        }
-        let mut failed = false;
-        let mut k = 0;
-        while k < self.io.flight.retry.len() {
-            let ex = &mut self.io.flight.retry[k];
-            if !ex.refused_empty {
-                ex.refused_empty = true;
-                k += 1;
-                continue;
-            }
-            let ex = self.io.flight.retry.remove(k);
-            // Refused on this connection: counted as retried when taken (`unprocessed`), and
-            // not sent again after all. (One held unwritten here, refused on the connection
-            // before, was counted there, and was not taken again here.)
-            if ex.retried_on == self.conn_gen {
-                let h = &mut cx.stats.http2;
-                h.retried = h.retried.saturating_sub(1);
-            }
-            ch.record_failure(cx, &ex, ErrorKind::H2Goaway, 0, now);
-            if self.lanes {
-                Child::record_page(cx, ex.page, false, now);
-            } else {
-                self.page_ok = false;
-            }
-            failed = true;
-        }
-        failed
-    }
-
     /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
     /// with none, the page's next file does; the connection is dropped and the page ended.
     pub(super) fn conn_failed(
@@ -269,7 +207,7 @@ impl H2 {
         if was_up && now < end && self.take_unprocessed(cx, now) && self.io.flight.is_empty() {
             // Only streams the server never processed were left: they go on a new connection
             // (those refused before by a connection that processed nothing fail instead).
-            any = self.judge_refusals(ch, cx, now);
+            any = judge_refusals(self, ch, cx, now);
             if !self.io.flight.retry.is_empty() {
                 return self.connect(ch, cx, now);
             }
@@ -301,7 +239,7 @@ impl H2 {
             // Those the server never processed (its GOAWAY's, counted in `retried`) are not
             // failures: they go on a new connection, and the page (not a hit now that a file
             // failed) goes on with them.
-            any |= self.judge_refusals(ch, cx, now);
+            any |= judge_refusals(self, ch, cx, now);
             if !self.io.flight.retry.is_empty() {
                 self.page_ok = false;
                 return self.connect(ch, cx, now);
@@ -362,4 +300,53 @@ fn unprocessed(cx: &mut ThreadState<'_>, s: &super::streams::Stream, now: u64) -
         cx.stats.http2.bytes_framing += s.bytes_read();
     }
     counted
+}
+
+/// What is to go on a new connection once this one is done (its GOAWAY, or its end with
+/// streams it never processed), judged by the rule HTTP/3 shares (`in_flight/refusals.rs`).
+impl Refusals for H2 {
+    const REFUSED_AGAIN: ErrorKind = ErrorKind::H2Goaway;
+
+    fn retry(&mut self) -> &mut Vec<Exchange> {
+        &mut self.io.flight.retry
+    }
+
+    fn processed(&self) -> bool {
+        self.processed
+    }
+
+    fn refused_at_once(&self) -> bool {
+        !self.opened_any && self.io.goaway.is_some()
+    }
+
+    fn conn_gen(&self) -> u64 {
+        self.conn_gen
+    }
+
+    fn retried(stats: &mut Stats) -> &mut u64 {
+        &mut stats.http2.retried
+    }
+
+    fn refuse_waiting(&mut self, ch: &Child, cx: &mut ThreadState<'_>, now: u64) {
+        if self.lanes && self.fresh {
+            self.fresh = false;
+            let ex = stream_lanes::lane_exchange(ch);
+            self.io.flight.retry.push(ex);
+        } else if !self.lanes
+            && self.page_ok
+            && self.next_file < ch.files(cx.sh.workload)
+            && !self.waits_for_values(cx.sh.workload)
+        {
+            let ex = self.next_exchange(ch, now);
+            self.io.flight.retry.push(ex);
+        }
+    }
+
+    fn refused_failed(&mut self, cx: &mut ThreadState<'_>, _: usize, ex: &Exchange, now: u64) {
+        if self.lanes {
+            Child::record_page(cx, ex.page, false, now);
+        } else {
+            self.page_ok = false;
+        }
+    }
 }

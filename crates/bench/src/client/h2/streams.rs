@@ -398,10 +398,7 @@ impl Handler for Io {
             // Above the GOAWAY's last stream, or refused by the server's reset: never
             // processed, safe to send again (a second refusal of the same exchange fails it).
             let refused_reset =
-                s.reset && error_code == http2::error_code::REFUSED_STREAM && !s.ex.refused_once;
-            if refused_reset {
-                s.ex.refused_once = true;
-            }
+                s.reset && error_code == http2::error_code::REFUSED_STREAM && s.ex.first_refusal();
             s.refused = refused_reset || (!s.reset && goaway.is_some_and(|last| stream > last));
             self.closed.push(i as u32);
         }

@@ -19,7 +19,6 @@ use super::super::redirects::{Hop, OWN};
 use super::super::ThreadState;
 use super::streams::Stream;
 use super::H3;
-use crate::app::template::ExpandError;
 use crate::Workload;
 
 impl H3 {
@@ -48,7 +47,7 @@ impl H3 {
     pub(super) fn build_app(
         &mut self,
         cx: &mut ThreadState<'_>,
-        (ch_slot, ex): (usize, &Exchange),
+        (ch, ex): (&Child, &Exchange),
         now: u64,
     ) -> Option<AppStream> {
         let app = self.app.as_mut()?;
@@ -56,19 +55,14 @@ impl H3 {
         // A redirect followed: its target's path and method.
         let hop = (ex.learned != OWN).then(|| cx.redirects.target(ex.learned));
         if let Err(e) = app.build_h2(cx.sh, (ex.file, url, hop), &mut self.request) {
-            if cx.counts(ex.file_start_us, now) {
-                match e {
-                    ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
-                    ExpandError::Unsafe(_) => cx.stats.unsafe_value_unsent += 1,
-                }
-            }
+            ch.record_failure(cx, ex, e.unsent_kind(), 0, now);
             self.page_ok = false;
             self.unsent = true;
             return None;
         }
         if ex.learned == OWN && cx.sh.config.redirect > 0 {
             // A relative Location in its answer resolves against the path sent.
-            let entry = (ch_slot, ex.file);
+            let entry = (ch.slot, ex.file);
             cx.redirects
                 .sent(cx.sh.workload, entry, self.request.path());
         }

@@ -115,6 +115,14 @@ impl H3 {
             _ => now,
         };
         self.conn_gen += 1;
+        // What a connection left to send here (its GOAWAY's, its rejections, those waiting when
+        // it closed) was judged by what it did (`judge_refusals`): a first rejection of each on
+        // this one is sent again once more, as on any connection. (No loop: a connection sends
+        // a request again after one rejection at most, unless it is going away, and what it
+        // leaves is judged again: from one on which the server processed nothing, once.)
+        for ex in &mut self.flight.retry {
+            ex.refused_once = false;
+        }
         self.state = State::Handshaking;
         self.connect_us = NONE;
         self.waited_from = waited_from;

@@ -407,8 +407,20 @@ impl H3 {
             return Linger::Done;
         }
         while let Some(ev) = client.poll() {
-            if let http3::ClientEvent::GoAway { id } = ev {
-                self.late_goaway = Some(self.late_goaway.map_or(id, |g| g.min(id)));
+            match ev {
+                http3::ClientEvent::GoAway { id } => {
+                    self.late_goaway = Some(self.late_goaway.map_or(id, |g| g.min(id)));
+                }
+                // Rejected after the end: never processed (`at_end`).
+                http3::ClientEvent::Reset {
+                    stream,
+                    code: http3::H3_REQUEST_REJECTED,
+                } => {
+                    if let Some(s) = self.flight.by_key(stream) {
+                        s.rejected_late = true;
+                    }
+                }
+                _ => {}
             }
         }
         send_now(&mut self.tx, sock, client, self.base);

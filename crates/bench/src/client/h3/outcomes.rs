@@ -1,16 +1,17 @@
 //! What becomes of an HTTP/3 connection's streams when things go wrong: the connection's end
 //! told by kind (`http3::Closed`: a TLS alert, the idle timeout, a CONNECTION_CLOSE by code),
-//! a GOAWAY's unprocessed streams kept to be sent again, stalled streams timed out and
-//! cancelled, and everything in flight failed when the connection itself fails.
+//! a GOAWAY's unprocessed streams and rejected ones kept to be sent again (what a connection
+//! leaves judged by the rule HTTP/2 shares, `client/in_flight/refusals.rs`), stalled streams
+//! timed out and cancelled, and everything in flight failed when the connection itself fails.
 
 use super::super::exchange::Exchange;
-use super::super::in_flight::waiting_since;
+use super::super::in_flight::{judge_refusals, not_retried, waiting_since, Refusals};
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::stream_lanes;
 use super::super::{ThreadState, Wire};
-use super::{State, H3};
-use crate::stats::{ErrorKind, Http3Stats};
+use super::{State, Stream, H3};
+use crate::stats::{ErrorKind, Http3Stats, Stats};
 use http3::Closed;
 
 impl H3 {
@@ -63,100 +64,36 @@ impl H3 {
     }
 
     /// Streams the server's GOAWAY will not process (from its id on) are kept to be sent again
-    /// on a new connection, counted as retried, and each has its request side reset
-    /// (H3_REQUEST_CANCELLED; RFC 9114 section 5.2 lets the client cancel them): else quiche
-    /// would go on sending what it holds of their bodies on the old connection, a body taken
-    /// whole too (quiche takes more than it may send at once).
+    /// on a new connection (`send_again`). Those rejected before it was read and not sent again
+    /// yet go with what it left, judged as that is (`judge_refusals`); on the new connection a
+    /// first rejection of each is sent again once more (`connecting.rs`, `start`).
     pub(super) fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         let Some(first) = self.goaway else { return };
         while let Some(i) = self.flight.position(|s| s.id >= first) {
             let s = self.flight.take(i);
-            if let Some(client) = &mut self.client {
-                let _ = client.reset_request(s.id, http3::H3_REQUEST_CANCELLED);
-            }
-            let counted = cx.counts(s.ex.file_start_us, now);
-            if counted {
-                cx.stats.http3.retried += 1;
-            }
-            // Its buffers back to the pool: the request is built again when it goes.
-            self.spare.extend(s.app);
-            let mut ex = s.ex;
-            ex.retried_on = if counted { self.conn_gen } else { 0 };
-            ex.reset_response();
-            self.requeue(cx, ex, now);
+            self.send_again(cx, s, now);
         }
     }
 
-    /// What a GOAWAY leaves for a new connection, judged as over HTTP/2 (`h2/outcomes.rs`): all
-    /// of it sent again if the server processed a stream on this connection; else each
-    /// exchange once, one refused so before failing (`h3_goaway`), so that a server that
-    /// refuses everything (GOAWAY 0) cannot keep a run going round. A GOAWAY before any stream
-    /// refuses what waited for the connection too. True if any failed.
-    pub(super) fn judge_refusals(
-        &mut self,
-        ch: &mut Child,
-        cx: &mut ThreadState<'_>,
-        now: u64,
-    ) -> bool {
-        if self.processed {
-            for ex in &mut self.flight.retry {
-                ex.refused_empty = false;
-            }
-            return false;
+    /// A stream the server did not process (above its GOAWAY, or rejected) taken out of the
+    /// table, its exchange kept to be sent again, counted as retried; its request side is reset
+    /// (H3_REQUEST_CANCELLED; RFC 9114 section 5.2 lets the client cancel it): else quiche
+    /// would go on sending what it holds of its body on the old connection, a body taken whole
+    /// too (quiche takes more than it may send at once).
+    pub(super) fn send_again(&mut self, cx: &mut ThreadState<'_>, s: Stream, now: u64) {
+        if let Some(client) = &mut self.client {
+            let _ = client.reset_request(s.id, http3::H3_REQUEST_CANCELLED);
         }
-        // What waited for the connection: the lane's page picked, or the page's next file (by
-        // what is left of the page, not `fresh`, which its first file sent clears: a page part
-        // served on a connection before is refused here too).
-        let files = ch.files(cx.sh.workload);
-        let waiting = match self.lanes {
-            true => self.fresh,
-            false => {
-                self.page_ok && self.next_file < files && !self.waits_for_values(cx.sh.workload)
-            }
-        };
-        if !self.opened_any && self.goaway.is_some() && waiting {
-            let ex = match self.lanes {
-                true => stream_lanes::lane_exchange(ch),
-                false => {
-                    self.next_file += 1;
-                    Exchange {
-                        file: self.next_file - 1,
-                        file_start_us: match self.waited_from {
-                            super::NONE => now,
-                            t => t,
-                        },
-                        ..Exchange::new(ch.page)
-                    }
-                }
-            };
-            self.fresh = false;
-            self.requeue(cx, ex, now);
+        let counted = cx.counts(s.ex.file_start_us, now);
+        if counted {
+            cx.stats.http3.retried += 1;
         }
-        let mut failed = false;
-        let mut k = 0;
-        while k < self.flight.retry.len() {
-            if !self.flight.retry[k].refused_empty {
-                self.flight.retry[k].refused_empty = true;
-                k += 1;
-                continue;
-            }
-            let ex = self.flight.retry.remove(k);
-            match &mut self.held {
-                Some((at, _)) if *at > k => *at -= 1,
-                Some((at, _)) if *at == k => self.release_held(),
-                _ => {}
-            }
-            // Refused on this connection: counted as retried when taken, not sent again. (One
-            // held unwritten here, refused on the connection before, was counted there.)
-            if ex.retried_on == self.conn_gen {
-                let h = &mut cx.stats.http3;
-                h.retried = h.retried.saturating_sub(1);
-            }
-            ch.record_failure(cx, &ex, ErrorKind::H3Goaway, 0, now);
-            self.file_done(cx, &ex, false, now);
-            failed = true;
-        }
-        failed
+        // Its buffers back to the pool: the request is built again when it goes.
+        self.spare.extend(s.app);
+        let mut ex = s.ex;
+        ex.retried_on = if counted { self.conn_gen } else { 0 };
+        ex.reset_response();
+        self.requeue(cx, ex, now);
     }
 
     /// The timer fired with the connection open: each stream waiting longer than the response
@@ -196,8 +133,10 @@ impl H3 {
             }
             // A request held back goes with its exchange: its buffers back to the pool.
             self.release_held();
+            // (Those the server rejected here are not sent again after all: not retried.)
             for k in 0..self.flight.retry.len() {
                 let ex = self.flight.retry[k];
+                not_retried(self, &mut cx.stats, &ex);
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
                 self.file_done(cx, &ex, false, now);
             }
@@ -209,8 +148,8 @@ impl H3 {
 
     /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
     /// with none, the page's next file does; the connection is dropped and the page ended. A
-    /// connection that was up and had sent GOAWAY sends what it never processed again on a
-    /// new one.
+    /// connection that was up sends what it never processed (what its GOAWAY left, what it
+    /// rejected) again on a new one, as HTTP/2 does.
     pub(super) fn conn_failed(
         &mut self,
         ch: &mut Child,
@@ -246,25 +185,34 @@ impl H3 {
             self.spare.extend(s.app);
             any = true;
         }
-        if was_up && self.goaway.is_some() && !self.flight.retry.is_empty() {
-            // What the GOAWAY left unprocessed is not failed: it goes on a new connection, and
-            // the page (not a hit if a file failed) goes on with it; once only from a
-            // connection on which the server processed nothing (`judge_refusals`).
-            any |= self.judge_refusals(ch, cx, now);
+        // (Not when this side broke the connection over a protocol error without a GOAWAY: a
+        // request it could not send is among what waits, and would fail so again.)
+        let end = cx.sh.schedule.end_us;
+        let broke = kind == ErrorKind::H3Protocol && self.goaway.is_none();
+        if was_up && now < end && !broke && !self.flight.retry.is_empty() {
+            // What the server never processed (its GOAWAY's, its rejections) is not failed: it
+            // goes on a new connection, and the page (not a hit if a file failed) goes on with
+            // it; once only from a connection on which the server processed nothing
+            // (`judge_refusals`).
+            any |= judge_refusals(self, ch, cx, now);
             if !self.flight.retry.is_empty() {
                 self.page_ok &= !any;
                 return self.connect(ch, cx, now);
             }
         }
-        // A request held back goes with its exchange: its buffers back to the pool.
+        // A request held back goes with its exchange: its buffers back to the pool. (Those the
+        // server did not process here are not sent again after all: not retried.)
         self.release_held();
-        for ex in self.flight.retry.drain(..) {
+        for k in 0..self.flight.retry.len() {
+            let ex = self.flight.retry[k];
+            not_retried(self, &mut cx.stats, &ex);
             ch.record_failure(cx, &ex, kind, 0, now);
             if lanes {
                 Child::record_page(cx, ex.page, false, now);
             }
             any = true;
         }
+        self.flight.retry.clear();
         // Nothing sent yet: the page's next file is what failed. Lanes: the page picked and
         // not sent, if any (with none, the lanes were between pages: its own outcome counted).
         if (!lanes && !any) || (lanes && self.fresh) {
@@ -291,5 +239,72 @@ impl H3 {
             true => page_flow::next_page(self, ch, cx, now, backoff),
             false => page_flow::end_page(self, ch, cx, false, now, backoff),
         }
+    }
+}
+
+/// What a GOAWAY leaves for a new connection, judged by the rule HTTP/2 shares
+/// (`in_flight/refusals.rs`).
+impl Refusals for H3 {
+    const REFUSED_AGAIN: ErrorKind = ErrorKind::H3Goaway;
+
+    fn retry(&mut self) -> &mut Vec<Exchange> {
+        &mut self.flight.retry
+    }
+
+    fn processed(&self) -> bool {
+        self.processed
+    }
+
+    fn refused_at_once(&self) -> bool {
+        !self.opened_any && self.goaway.is_some()
+    }
+
+    fn conn_gen(&self) -> u64 {
+        self.conn_gen
+    }
+
+    fn retried(stats: &mut Stats) -> &mut u64 {
+        &mut stats.http3.retried
+    }
+
+    fn refuse_waiting(&mut self, ch: &Child, cx: &mut ThreadState<'_>, now: u64) {
+        // What waited for the connection: the lane's page picked, or the page's next file (by
+        // what is left of the page, not `fresh`, which its first file sent clears: a page part
+        // served on a connection before is refused here too).
+        let files = ch.files(cx.sh.workload);
+        let waiting = match self.lanes {
+            true => self.fresh,
+            false => {
+                self.page_ok && self.next_file < files && !self.waits_for_values(cx.sh.workload)
+            }
+        };
+        if !waiting {
+            return;
+        }
+        let ex = match self.lanes {
+            true => stream_lanes::lane_exchange(ch),
+            false => {
+                self.next_file += 1;
+                Exchange {
+                    file: self.next_file - 1,
+                    file_start_us: match self.waited_from {
+                        super::NONE => now,
+                        t => t,
+                    },
+                    ..Exchange::new(ch.page)
+                }
+            }
+        };
+        self.fresh = false;
+        self.requeue(cx, ex, now);
+    }
+
+    fn refused_failed(&mut self, cx: &mut ThreadState<'_>, at: usize, ex: &Exchange, now: u64) {
+        match &mut self.held {
+            Some((held, _)) if *held > at => *held -= 1,
+            Some((held, _)) if *held == at => self.release_held(),
+            _ => {}
+        }
+        self.file_done(cx, ex, false, now);
     }
 }

@@ -6,7 +6,7 @@
 
 use super::super::app::AppStream;
 use super::super::exchange::{Answer, Exchange, PageRef};
-use super::super::in_flight::{waiting_since, InFlightSlot};
+use super::super::in_flight::{judge_refusals, waiting_since, InFlightSlot};
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
@@ -47,6 +47,9 @@ pub(super) struct Stream {
     /// whether its request's body is the one built for it (`AppStream::request_body`).
     pub app: Option<AppStream>,
     own_body: bool,
+    /// The server rejected it (H3_REQUEST_REJECTED) after the run's end, read in the linger:
+    /// never processed, so not sent rather than unfinished (`at_end`).
+    pub rejected_late: bool,
 }
 
 impl InFlightSlot for Stream {
@@ -59,6 +62,7 @@ impl InFlightSlot for Stream {
         body_pos: 0,
         app: None,
         own_body: false,
+        rejected_late: false,
     };
 
     fn exchange(&self) -> &Exchange {
@@ -227,7 +231,7 @@ impl H3 {
             // The GOAWAY's streams are done: what is left goes on a new connection (once only,
             // from a connection on which the server processed nothing: `judge_refusals`).
             if left && now < end {
-                self.judge_refusals(ch, cx, now);
+                judge_refusals(self, ch, cx, now);
                 left = self.left(files);
                 if left {
                     return self.connect(ch, cx, now);
@@ -299,7 +303,7 @@ impl H3 {
                 std::mem::swap(&mut self.request, &mut self.held_request);
                 Some(kept)
             }
-            (true, None) => match self.build_app(cx, (ch.slot, &ex), now) {
+            (true, None) => match self.build_app(cx, (&*ch, &ex), now) {
                 Some(kept) => Some(kept),
                 None => return Submitted::Unsent,
             },
@@ -380,6 +384,7 @@ impl H3 {
             body_pos: 0,
             app,
             own_body,
+            rejected_late: false,
         };
         self.bodies_pending |= stream.body_left() > 0;
         // Not written yet: it waits from its file's start, and later only from its write.
@@ -492,13 +497,22 @@ impl H3 {
                         let resets = &mut cx.stats.http3.stream_resets;
                         Http3Stats::count(resets, http3::h3_code_name(code));
                     }
-                    if let Some(s) = self.take(stream) {
-                        self.processed = true;
-                        let bytes = s.ex.bytes();
-                        ch.record_failure(cx, &s.ex, ErrorKind::H3StreamReset, bytes, now);
-                        self.file_done(cx, &s.ex, false, now);
-                        self.spare.extend(s.app);
+                    let Some(mut s) = self.take(stream) else {
+                        continue;
+                    };
+                    // Rejected (RFC 9114 4.1.1): not processed, sent again as HTTP/2 sends a
+                    // REFUSED_STREAM's: on a new connection if this one is going away (judged
+                    // there as a GOAWAY's refusals are, `judge_refusals`), else here, once.
+                    let going = self.goaway.is_some();
+                    if code == http3::H3_REQUEST_REJECTED && (going || s.ex.first_refusal()) {
+                        self.send_again(cx, s, now);
+                        continue;
                     }
+                    self.processed = true;
+                    let bytes = s.ex.bytes();
+                    ch.record_failure(cx, &s.ex, ErrorKind::H3StreamReset, bytes, now);
+                    self.file_done(cx, &s.ex, false, now);
+                    self.spare.extend(s.app);
                 }
                 ClientEvent::GoAway { id } => {
                     if cx.counts(now, now) {
@@ -556,6 +570,9 @@ impl H3 {
             Answer::Follow(to) => {
                 let mut ex = s.ex;
                 (ex.learned, ex.hops) = (to, ex.hops + 1);
+                // The redirect's target is a request of its own: its first refusal is sent
+                // again as any request's is (as over HTTP/2).
+                (ex.refused_once, ex.refused_empty) = (false, false);
                 ex.reset_response();
                 self.requeue(cx, ex, now);
             }

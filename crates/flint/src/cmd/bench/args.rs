@@ -283,7 +283,8 @@ pub struct LoadArgs {
     pub debug: bool,
     /// No live progress line. (Not a rate, as oha's and hey's -q are: that is --rate; hey's is per
     /// worker, so `hey -c 10 -q 100` is `--rate 1000`.)
-    #[arg(short, long, alias = "no-tui")]
+    // Overriding itself: `--no-tui -q` (oha's habit and flint's flag, one meaning) is taken.
+    #[arg(short, long, alias = "no-tui", overrides_with = "quiet")]
     pub quiet: bool,
     /// Reports to print, comma-separated [default: summary for a URL and paths; webstone,summary
     /// for a workload (-w) and `flint run`].
@@ -313,10 +314,11 @@ pub struct LoadArgs {
     #[arg(long)]
     pub early_data: bool,
     /// HTTPS: only this TLS version [default: any, 1.2 or 1.3 as the server prefers]: `--tls 1.3`
-    /// or `--tls=1.3` (anything else after `--tls` is not its value: `--tls https://…` keeps the
-    /// URL). In `flint run`, `--tls` (with or without a version) serves and benchmarks over HTTPS.
-    #[arg(long, value_enum, value_name = "VERSION", num_args = 0..=1, require_equals = true,
-          default_missing_value = "any")]
+    /// or `--tls=1.3` (only a version is taken after `--tls`: `--tls https://…` keeps the URL;
+    /// TLS 1.0 and 1.1 are refused). In `flint run`, `--tls` (with or without a version) serves
+    /// and benchmarks over HTTPS.
+    #[arg(long, value_name = "VERSION", num_args = 0..=1, require_equals = true,
+          default_missing_value = "any", value_parser = TlsVersions)]
     pub tls: Option<TlsArg>,
     /// HTTPS: offer these cipher suites, in this order (comma-separated; the names the report,
     /// curl and h2load print, OpenSSL's: TLS_AES_256_GCM_SHA384, ECDHE-RSA-AES128-GCM-SHA256; or
@@ -425,17 +427,75 @@ pub struct BenchArgs {
     pub load: LoadArgs,
 }
 
+/// `--tls`'s value: a version flint speaks, or what it does speak said in the one line clap
+/// prints (its "possible values" list and "similar value" tip would offer 1.3 for 1.0).
+#[derive(Debug, Clone, Copy)]
+struct TlsVersions;
+
+impl clap::builder::TypedValueParser for TlsVersions {
+    type Value = TlsArg;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<TlsArg, clap::Error> {
+        clap::builder::TypedValueParser::parse_ref(&tls_version, cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let values = TlsArg::value_variants().iter();
+        Some(Box::new(values.filter_map(ValueEnum::to_possible_value)))
+    }
+}
+
+fn tls_version(text: &str) -> Result<TlsArg, String> {
+    const TAKES: &str = "--tls takes 1.2, 1.3 or any (either, as the server prefers)";
+    if let Ok(version) = TlsArg::from_str(text, false) {
+        return Ok(version);
+    }
+    let old = matches!(version_number(text), Some("1.0" | "1.1" | "1"));
+    Err(if old {
+        format!("{TAKES}; TLS 1.0 and 1.1 are not spoken (deprecated by RFC 8996)")
+    } else {
+        TAKES.to_owned()
+    })
+}
+
+/// The number of an argument written as a protocol version (`1.0`, `1.4`, `TLSv1.1`, `v1`),
+/// taken for a TLS version however mistyped. A host could be spelt so (`v1`), but a bare host
+/// after `--tls` is an http:// URL, refused with it anyway; an address (`10.0.0.1`) has more
+/// dots and is not taken.
+fn version_number(text: &str) -> Option<&str> {
+    let prefix = ["tlsv", "sslv", "tls", "ssl", "v"].into_iter().find(|p| {
+        text.get(..p.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(p))
+    });
+    let number = &text[prefix.map_or(0, str::len)..];
+    let mut parts = number.split('.');
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    let shaped = parts.next().is_some_and(digits)
+        && parts.next().is_none_or(digits)
+        && parts.next().is_none();
+    shaped.then_some(number)
+}
+
 /// `--tls 1.3` as `--tls=1.3`: `--tls` takes its value only after `=` (so that `--tls
 /// https://host/` cannot take the URL for a version), and a version written after a space, as
-/// the docs and habit have it, is joined to it here, before clap reads the line. Nothing after
-/// `--` is touched.
+/// the docs and habit have it, is joined to it here, before clap reads the line: one flint
+/// speaks or not (`--tls 1.0` is then refused as a version, not read as a path or a stray
+/// argument). Nothing after `--` is touched.
 pub fn join_tls_version(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let mut out: Vec<OsString> = Vec::new();
     let mut literal = false;
     for arg in args {
+        let text = arg.to_string_lossy();
         let joins = !literal
             && out.last().is_some_and(|prev| prev == "--tls")
-            && TlsArg::from_str(&arg.to_string_lossy(), false).is_ok();
+            && (TlsArg::from_str(&text, false).is_ok() || version_number(&text).is_some());
         if joins {
             let prev = out.last_mut().expect("checked above");
             prev.push("=");
@@ -534,6 +594,38 @@ mod tests {
         assert_eq!(
             join_tls_version(args(&["flint", "--", "--tls", "1.2"])),
             args(&["flint", "--", "--tls", "1.2"])
+        );
+        // A version flint does not speak is still --tls's, for clap to refuse as one.
+        for version in ["1.0", "1.1", "1.4", "2", "TLSv1.0", "tls1.1", "v1"] {
+            assert_eq!(
+                join_tls_version(args(&["flint", "run", "--tls", version])),
+                args(&["flint", "run", &format!("--tls={version}")]),
+                "{version}"
+            );
+        }
+        // Neither paths, hosts nor flags.
+        for other in ["/1.0", "10.0.0.1", "1.2.3", "v", "1.", "-d", "tlsx"] {
+            assert_eq!(
+                join_tls_version(args(&["flint", "bench", "--tls", other])),
+                args(&["flint", "bench", "--tls", other]),
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_tls_version_not_spoken_says_which_are() {
+        assert_eq!(tls_version("1.3"), Ok(TlsArg::Tls13));
+        assert_eq!(tls_version("any"), Ok(TlsArg::Any));
+        for old in ["1.0", "1.1", "TLSv1.0"] {
+            let e = tls_version(old).unwrap_err();
+            assert!(e.contains("takes 1.2, 1.3 or any"), "{e}");
+            assert!(e.contains("TLS 1.0 and 1.1 are not spoken"), "{e}");
+        }
+        let e = tls_version("1.4").unwrap_err();
+        assert!(
+            e.contains("takes 1.2, 1.3 or any") && !e.contains("1.0"),
+            "{e}"
         );
     }
 }

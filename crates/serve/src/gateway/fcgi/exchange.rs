@@ -16,7 +16,7 @@ use mio::Registry;
 
 use super::record::{Encoder, Event, Reader, REQUEST_COMPLETE};
 use crate::gateway::program::{log_line, log_stderr};
-use crate::gateway::upstream::{Buffers, Stream};
+use crate::gateway::upstream::{read_goes_on, Buffers, Stream};
 
 /// Request body bytes put in one STDIN record.
 const STDIN_CHUNK: usize = 32 * 1024;
@@ -68,6 +68,11 @@ pub(crate) struct Exchange {
     pub end: Option<End>,
     /// The connection failed or carried something malformed: never reused.
     broken: bool,
+    /// A byte of the request reached the socket.
+    sent_any: bool,
+    /// A write failed after bytes of the request went: its STDIN ends there, unended, and the
+    /// answer is still read (`upstream::read_goes_on`); the connection is never reused.
+    write_failed: bool,
     /// The request may be sent again on a new connection if this one fails before the
     /// application says anything: it came from the pool (the application may have closed it
     /// as it was taken), has no body (so `out` keeps all of it), and its method is idempotent
@@ -146,6 +151,8 @@ impl Exchange {
             in_end: 0,
             end: None,
             broken: false,
+            sent_any: false,
+            write_failed: false,
             replayable: up.reused && !stdin_open && idempotent,
             deadline,
             output: 0,
@@ -164,21 +171,27 @@ impl Exchange {
         })
     }
 
-    /// Writes what records are pending; `Ok` when all are written or the socket is full.
+    /// Writes what records are pending; `Ok` when all are written or the socket is full, or
+    /// once a failed write ended the request (nothing more is sent).
     pub fn send_pending(&mut self) -> io::Result<()> {
         if self.broken {
             return Err(io::Error::other("the connection to the application failed"));
         }
         self.first = false;
+        if self.write_failed {
+            return Ok(());
+        }
         while self.sent < self.out.len() {
             match self.stream.write(&self.out[self.sent..]) {
                 Ok(0) => return Err(self.fail(io::ErrorKind::WriteZero.into())),
                 Ok(n) => {
                     self.sent += n;
+                    self.sent_any = true;
                     self.just_sent = self.sent == self.out.len() && !self.stdin_open;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return self.wait_writable(),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if self.sent_any => return Err(self.end_request(e)),
                 Err(e) => return Err(self.fail(e)),
             }
         }
@@ -226,7 +239,9 @@ impl Exchange {
         if self.end.is_some() {
             return Ok(0);
         }
-        self.send_pending()?;
+        // A write that fails here after part of the request went (`end_request`) ends the
+        // request, not the read: the answer may be whole in the socket already.
+        read_goes_on(self.send_pending(), self.write_failed)?;
         if std::mem::take(&mut self.just_sent) && !self.received {
             // The request has only just left: its answer cannot be here yet, and its arrival
             // is an event of the connection (edge-triggered epoll reports every arrival), so
@@ -354,6 +369,7 @@ impl Exchange {
             && !self.broken
             && self.in_pos == self.in_end
             && self.sent == self.out.len()
+            && !self.write_failed
             // An application that answered before the body's end leaves the rest of the
             // request's STDIN unsent: the next request on the connection would follow a
             // stream the application still reads.
@@ -392,6 +408,8 @@ impl Exchange {
         self.stream = stream;
         self.replayable = false;
         self.broken = false;
+        self.sent_any = false;
+        self.write_failed = false;
         self.sent = 0;
         self.reader = Reader::new();
         self.in_pos = 0;
@@ -410,6 +428,21 @@ impl Exchange {
             self.asks_writable = true;
         }
         Ok(())
+    }
+
+    /// A write failed once the application had part of the request: its STDIN ends (the rest
+    /// of the body is dropped, the connection not pooled), and the answer, which may be whole
+    /// in the socket already (an application that rejects an upload unread, then closes), is
+    /// read on: the request fails only if the answer does. Returns the error.
+    fn end_request(&mut self, e: io::Error) -> io::Error {
+        self.write_failed = true;
+        self.stdin_open = false;
+        let _ = writeln!(
+            io::stderr(),
+            "flint serve: FastCGI {}: the request's write: {e} (the answer is still read)",
+            self.name
+        );
+        e
     }
 
     /// Marks the connection broken and logs why; returns the error.

@@ -2,8 +2,9 @@
 //! to the connection for the program's stdin as it arrives, the program's output encoded as it
 //! is read (its head checked first: `gateway/head.rs`; then `Content-Length` if the program
 //! gave one, else chunked, else for an HTTP/1.0 client delimited by the close), and the one
-//! log line and count when it ends. No other request on the connection is parsed meanwhile
-//! (responses leave in order).
+//! log line and count when it ends (a large body's line held until it is written, as a file's
+//! is: `h1.rs`; its `%b` counted from where the body starts in the connection's output). No
+//! other request on the connection is parsed meanwhile (responses leave in order).
 //!
 //! A chunked request body is read whole before the program starts, decoded (`body.rs`, within
 //! `max_body_bytes`), as nginx buffers one: a program is told its body's length up front
@@ -17,6 +18,7 @@ use wire::{Method, Request, Version};
 use super::super::body::Drain;
 use super::super::gateway::{answer_redirect, End, Record, OUTPUT_WINDOW};
 use super::super::{Proto, Session, Worker};
+use super::should_hold;
 use crate::gateway::head::{CgiHead, HeadError, HeadReader, Location};
 use crate::gateway::Launch;
 use crate::pool::Pool;
@@ -50,6 +52,9 @@ pub(in crate::protocol) struct Exchange {
     close: bool,
     out: Out,
     head: HeadReader,
+    /// Where the response's body starts in the connection's output (`Session::written` counts
+    /// it): the access log's `%b` is what was written of it.
+    body_start: u64,
     /// The access-log line's and the status count's part.
     rec: Record,
 }
@@ -78,6 +83,7 @@ impl Exchange {
             out: Out::Head,
             // A proxied response's `Location` is the upstream's to give, not a local redirect.
             head: HeadReader::new(max_head, !proxied),
+            body_start: 0,
             rec: if logged {
                 Record::new(req, request_line.to_vec(), user)
             } else {
@@ -251,6 +257,8 @@ impl Session {
             Some(Location::Local(path)) => local_redirect(x, path, w, &mut b.out),
             _ => {
                 push_head(x, &parsed, w, &mut b.out);
+                let head = (b.out.len() - start) as u64;
+                x.body_start = self.written + self.queued + head;
                 push_body(x, &rest, &mut b.out);
                 Body::None
             }
@@ -258,6 +266,10 @@ impl Session {
         self.queued += (b.out.len() - start) as u64;
         b.push_mem(start);
         self.queued += super::queue_body(body, &mut b.segs);
+        if matches!(parsed.location, Some(Location::Local(_))) {
+            // The answer's body is the last of the queue.
+            x.body_start = (self.written + self.queued).saturating_sub(x.rec.body_bytes);
+        }
         Ok(())
     }
 
@@ -277,8 +289,14 @@ impl Session {
             return;
         };
         if end == End::Abandoned {
-            if matches!(x.out, Out::Head) {
-                x.rec.status = 499;
+            match x.out {
+                Out::Head => x.rec.status = 499,
+                // The connection is gone: what was written of the body.
+                _ if !x.is_head => {
+                    x.rec.body_bytes =
+                        (x.rec.body_bytes).min(self.written.saturating_sub(x.body_start))
+                }
+                _ => {}
             }
             x.rec.finish(self.peer.ip(), w);
             return;
@@ -314,7 +332,18 @@ impl Session {
             x.close = true;
             self.linger = true;
         }
-        x.rec.finish(self.peer.ip(), w);
+        // A large body still partly queued: its line waits for it to be written (or the
+        // connection to go), as a static response's does (`h1.rs`); an error page given in
+        // place of the program's answer (`Out::Head`) is the server's own, small.
+        let end_at = self.written + self.queued;
+        let no_body = x.is_head || matches!(x.out, Out::Head);
+        let held = should_hold(no_body, x.rec.body_bytes, w) && end_at > self.written;
+        match &mut self.proto {
+            Proto::H1(h) if held => {
+                h.hold_at(&x.rec.entry(self.peer.ip()), x.body_start, end_at, w)
+            }
+            _ => x.rec.finish(self.peer.ip(), w),
+        }
         self.served = true;
         if x.close {
             self.close_after = true;

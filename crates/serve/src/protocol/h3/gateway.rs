@@ -135,6 +135,11 @@ impl H3 {
         self.exchanges.get(&id).is_some_and(|e| !e.x.done)
     }
 
+    /// `id`'s program response is not ended yet (nor went another way, `H3::reply`).
+    pub(super) fn response_unfinished(&self, id: RequestId) -> bool {
+        (self.exchanges.get(&id)).is_some_and(|e| !e.finished && !e.replied)
+    }
+
     pub fn has_programs(&self) -> bool {
         !self.programs.is_empty()
     }

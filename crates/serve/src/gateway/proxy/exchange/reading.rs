@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 use wire::{BodyDecoder, Framing};
 
 use super::{Exchange, Failure, State};
-use crate::gateway::upstream::Stream;
+use crate::gateway::upstream::{read_goes_on, Stream};
 
 impl Exchange {
     /// Reads the response into `buf`: the CGI head, then the body decoded; `Ok(0)` at its end.
@@ -24,11 +24,7 @@ impl Exchange {
         // request, not the read: the answer (a 413 read before the reset, its head handed out
         // by an earlier call and its body still in `input`) is read on. Returning the error
         // would end the response after its head.
-        if let Err(e) = self.send_pending() {
-            if !self.write_failed {
-                return Err(e);
-            }
-        }
+        read_goes_on(self.send_pending(), self.write_failed)?;
         if std::mem::take(&mut self.just_sent) && !self.received {
             // The request has only just left: its answer cannot be here yet, and its arrival
             // is an event of the connection (edge-triggered epoll reports every arrival), so
