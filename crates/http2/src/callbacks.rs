@@ -36,6 +36,9 @@ pub(crate) struct Ctx<'a, H> {
     /// Frame bytes the handler could not take yet (`Session::held`), kept by a server only: a
     /// client's frame buffer is its own, and what its handler cannot take stays there.
     pub held: Option<&'a mut Vec<u8>>,
+    /// `Config::paced_stream_windows`: the connection's window is reopened here as body bytes
+    /// arrive, a stream's by `Session::consume`.
+    pub paced: bool,
     /// A handler's panic, caught at the boundary, resumed once nghttp2 has returned.
     pub panic: Option<Box<dyn Any + Send>>,
 }
@@ -436,14 +439,32 @@ unsafe extern "C" fn data_chunk<H: Handler>(
     len: usize,
     user_data: *mut c_void,
 ) -> c_int {
-    // SAFETY: data is valid for len bytes during the callback.
+    // SAFETY: data is valid for len bytes during the callback; session is the live session
+    // calling back, which `nghttp2_session_consume_connection` and
+    // `nghttp2_session_consume_stream` may be given from a callback (nghttpx does).
     unsafe {
         let data = bytes(data, len);
         guarded::<H, _>(user_data, FAIL, |ctx| {
             if ctx.messaging.active() && !ctx.messaging.data(stream_id, len) {
                 return refuse(session, ctx.last_answered);
             }
-            ctx.h.on_data(stream_id, data);
+            if !ctx.paced {
+                ctx.h.on_data(stream_id, data);
+                return 0;
+            }
+            // The connection's window reopens now; the stream's by what the handler took now,
+            // the rest as the caller consumes.
+            let taken = ctx.h.on_data_paced(stream_id, data).min(len);
+            let rv = sys::nghttp2_session_consume_connection(session, len);
+            if rv < 0 {
+                return rv;
+            }
+            if taken > 0 {
+                let rv = sys::nghttp2_session_consume_stream(session, stream_id, taken);
+                if rv < 0 {
+                    return rv;
+                }
+            }
             0
         })
     }

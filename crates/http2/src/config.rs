@@ -55,6 +55,12 @@ pub struct Config {
     pub max_outbound_ack: usize,
     /// Entries allowed in one received SETTINGS frame (32): `nghttp2_option_set_max_settings`.
     pub max_settings: usize,
+    /// A stream's receive window reopens only as the caller says its body bytes were taken
+    /// (`Handler::on_data_paced` as they arrive, `Session::consume` later), so a stream whose
+    /// consumer stops holds no more than its window (false: nghttp2 reopens it itself). The
+    /// connection's window reopens as bytes arrive either way: a stream that stops holds back
+    /// no other.
+    pub paced_stream_windows: bool,
 }
 
 impl Default for Config {
@@ -86,6 +92,7 @@ impl Config {
             glitch_rate: 33,
             max_outbound_ack: 1_000,
             max_settings: 32,
+            paced_stream_windows: false,
         }
     }
 
@@ -152,6 +159,9 @@ impl Config {
             sys::nghttp2_option_set_glitch_rate_limit(option, self.glitch_burst, self.glitch_rate);
             sys::nghttp2_option_set_max_outbound_ack(option, self.max_outbound_ack);
             sys::nghttp2_option_set_max_settings(option, self.max_settings);
+            if self.paced_stream_windows {
+                sys::nghttp2_option_set_no_auto_window_update(option, 1);
+            }
             sys::nghttp2_option_set_max_deflate_dynamic_table_size(option, self.deflate_table_size);
             // No server push: a client accepts no reserved (pushed) streams.
             sys::nghttp2_option_set_max_reserved_remote_streams(option, 0);

@@ -174,6 +174,15 @@ pub trait Handler {
         let _ = (stream, data);
     }
 
+    /// With `Config::paced_stream_windows`, called instead of [`Handler::on_data`]: returns
+    /// how many of `data` are taken already (dropped, or kept where they hold no window), and
+    /// the stream's window reopens by them at once, as nghttpx consumes in its data callback;
+    /// the others reopen it by `Session::consume`. None unless the handler says so.
+    fn on_data_paced(&mut self, stream: StreamId, data: &[u8]) -> usize {
+        self.on_data(stream, data);
+        0
+    }
+
     /// The peer's body on `stream` ended (a DATA frame with END_STREAM).
     fn on_data_end(&mut self, stream: StreamId) {
         let _ = stream;

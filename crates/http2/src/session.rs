@@ -48,6 +48,8 @@ pub struct Session<H: Handler> {
     held: Vec<u8>,
     /// A server session (its frame buffer is its thread's, its frame bytes wait in `held`).
     server: bool,
+    /// `Config::paced_stream_windows`.
+    paced: bool,
     _handler: PhantomData<*mut H>,
 }
 
@@ -135,6 +137,7 @@ impl<H: Handler> Session<H> {
             terminated: false,
             held: Vec::new(),
             server: !client,
+            paced: config.paced_stream_windows,
             _handler: PhantomData,
         };
         let (iv, n) = config.settings(client);
@@ -177,6 +180,7 @@ impl<H: Handler> Session<H> {
             last_answered: self.last_answered,
             messaging: &mut self.messaging,
             held: self.server.then_some(&mut self.held),
+            paced: self.paced,
             panic: None,
         };
         // SAFETY: ctx outlives the call below and is reached by nothing else meanwhile (the
@@ -449,6 +453,18 @@ impl<H: Handler> Session<H> {
         })?;
         self.terminated = true;
         Ok(())
+    }
+
+    /// `n` body bytes of `stream` that `Handler::on_data` was given are taken: its window
+    /// reopens by them (a WINDOW_UPDATE is queued once half of it is due). With
+    /// `Config::paced_stream_windows` only; a stream no longer open is left alone. Never more
+    /// than the stream received: nghttp2 would end the connection for it.
+    pub fn consume(&mut self, stream: StreamId, n: usize) -> Result<(), Error> {
+        if n == 0 || !self.paced {
+            return Ok(());
+        }
+        // SAFETY: raw is live; this counts bytes and may queue a WINDOW_UPDATE.
+        check(unsafe { sys::nghttp2_session_consume_stream(self.raw.as_ptr(), stream, n) })
     }
 
     /// `stream`'s body has more bytes ready after `Body::Deferred`: ask `body_ready` again.

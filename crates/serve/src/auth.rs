@@ -174,6 +174,17 @@ pub(crate) enum Denial {
 }
 
 impl Denial {
+    /// Counts a denial where it is answered (401 or 429), by whether the request carried
+    /// credentials: one the server answered otherwise (413 for its body, say) is counted by
+    /// that answer, not here.
+    pub(crate) fn count(&self, had_credentials: bool, stats: &mut ServerStats) {
+        match self {
+            Denial::Limited(_) => stats.auth_limited += 1,
+            Denial::Challenge(_) if had_credentials => stats.auth_failed += 1,
+            Denial::Challenge(_) => stats.auth_missing += 1,
+        }
+    }
+
     pub(crate) fn status(&self) -> u16 {
         match self {
             Denial::Challenge(_) => 401,
@@ -299,7 +310,6 @@ impl Guard {
         };
         let (file, challenge) = (self.zones[zone].file, &self.zones[zone].challenge);
         let Some(value) = req.authorization else {
-            stats.auth_missing += 1;
             return Verdict::Denied(Denial::Challenge(challenge.clone()));
         };
         let key = (file, Sha256::digest(value).into());
@@ -321,12 +331,11 @@ impl Guard {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
         };
-        if let Some(secs) = limiter().limited(peer, now) {
-            stats.auth_limited += 1;
+        if let Err(secs) = limiter().begin(peer, now) {
             return Verdict::Denied(Denial::Limited(secs));
         }
         if let Err(secs) = self.budget.take(now) {
-            stats.auth_limited += 1;
+            limiter().passed(peer, now);
             return Verdict::Denied(Denial::Limited(secs));
         }
         let users = &self.shared.files[file];
@@ -339,6 +348,7 @@ impl Guard {
         self.budget.spent(thread_cpu().saturating_sub(started));
         match matched {
             Some(user) => {
+                limiter().passed(peer, now);
                 stats.auth_ok += 1;
                 let until = now + self.shared.cache_for;
                 self.share(key, Arc::from(&user[..]), now, until);
@@ -346,11 +356,8 @@ impl Guard {
                 self.remember(key, user.clone(), now, until);
                 Verdict::Allowed(user)
             }
-            None => {
-                stats.auth_failed += 1;
-                limiter().failed(peer, now);
-                Verdict::Denied(Denial::Challenge(challenge))
-            }
+            // Counted as it began (`Limiter::begin`).
+            None => Verdict::Denied(Denial::Challenge(challenge)),
         }
     }
 
@@ -482,6 +489,28 @@ impl Limiter {
             .window
             .checked_sub(now.saturating_duration_since(since))?;
         (count >= self.max && !left.is_zero()).then(|| left.as_secs_f64().ceil().max(1.0) as u64)
+    }
+
+    /// Begins a hash check for `peer`: refused (the seconds to wait) while it is limited, else
+    /// counted as a failure at once, under the same lock as the look. Counted at its start,
+    /// not its end, so checks under way on several threads cannot all pass one look before
+    /// any is counted: an address gets `max` checks a window, exactly.
+    fn begin(&mut self, peer: IpAddr, now: Instant) -> Result<(), u64> {
+        if let Some(secs) = self.limited(peer, now) {
+            return Err(secs);
+        }
+        self.failed(peer, now);
+        Ok(())
+    }
+
+    /// A check begun at `now` found the credentials right (or never ran): its failure is
+    /// taken back, unless its window has ended since (a new one counts only its own).
+    fn passed(&mut self, peer: IpAddr, now: Instant) {
+        if let Some(entry) = self.counts.get_mut(&client_of(peer)) {
+            if entry.1 <= now {
+                entry.0 = entry.0.saturating_sub(1);
+            }
+        }
     }
 
     fn failed(&mut self, peer: IpAddr, now: Instant) {

@@ -55,6 +55,7 @@ pub(crate) mod cgi;
 mod drop_tests;
 pub mod fcgi;
 pub mod head;
+pub(crate) mod label;
 mod launching;
 mod process_group;
 pub(crate) mod program;

@@ -1,6 +1,7 @@
 //! What an idle HTTP/2 connection costs the server in heap: 1,000 h2c connections held after
-//! the preface and SETTINGS exchange, then again after one request each, the bytes the C heap
-//! has in use (Rust's allocations and nghttp2's both come from it) counted before and after.
+//! the preface and SETTINGS exchange, then again after one request each (and after uploads in
+//! many small DATA frames, which must keep nothing), the bytes the C heap has in use (Rust's
+//! allocations and nghttp2's both come from it) counted before and after.
 //! By count, not time: each connection's exchange is finished (a PING answered after the
 //! SETTINGS ACK) before the heap is read.
 
@@ -65,6 +66,29 @@ fn settle(s: &mut TcpStream, buf: &mut [u8], out: &mut Vec<u8>, ack_settings: bo
     read_until_frame(s, buf, raw::PING, 1);
 }
 
+/// Heap bytes a connection may keep for having been sent many small DATA frames rather than one.
+const FRAMES_BOUND: usize = 1024;
+
+/// POSTs on streams `ids`, their `len`-byte bodies in one-byte DATA frames, the streams taking
+/// turns.
+fn alternating_uploads(ids: [u32; 2], len: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for id in ids {
+        let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+        raw::literal(&mut block, 4, b"/a.txt");
+        raw::literal(&mut block, 1, b"t");
+        raw::literal_name(&mut block, b"content-length", len.to_string().as_bytes());
+        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, id, &block);
+    }
+    for k in 0..len {
+        let flags = if k + 1 == len { raw::END_STREAM } else { 0 };
+        for id in ids {
+            raw::frame(&mut out, raw::DATA, flags, id, b"u");
+        }
+    }
+    out
+}
+
 #[test]
 fn an_idle_h2c_connection_holds_a_few_kib() {
     let srv = TestServer::start(|_| {});
@@ -97,15 +121,35 @@ fn an_idle_h2c_connection_holds_a_few_kib() {
         settle(s, &mut buf, &mut out, false);
     }
     let after_request = (heap_in_use().saturating_sub(before)) / CONNS;
+    // Two uploads the server drops, of one byte each, then two of 1,000 bytes in one-byte DATA
+    // frames taking turns between the streams: what the server does for each frame keeps
+    // nothing once they are read.
+    let small = alternating_uploads([3, 5], 1);
+    let many = alternating_uploads([7, 9], 1_000);
+    let mut after = [0; 2];
+    for (k, uploads) in [small, many].iter().enumerate() {
+        for s in &mut conns {
+            s.write_all(uploads).unwrap();
+            settle(s, &mut buf, &mut out, false);
+        }
+        after[k] = (heap_in_use().saturating_sub(before)) / CONNS;
+    }
+    let frames_cost = after[1].saturating_sub(after[0]);
     eprintln!(
         "heap per idle h2c connection: {after_settings} B after SETTINGS, \
-         {after_request} B after one request ({CONNS} connections)"
+         {after_request} B after one request, {} B after two small uploads, {frames_cost} B more \
+         after two in 2,000 DATA frames ({CONNS} connections)",
+        after[0]
     );
     let stats = srv.stats();
-    assert_eq!(stats.requests, CONNS as u64 + 1);
+    assert_eq!(stats.requests, 5 * CONNS as u64 + 1);
     assert!(
         after_settings <= IDLE_BOUND && after_request <= IDLE_BOUND,
         "{after_settings} B after SETTINGS, {after_request} B after a request (bound {IDLE_BOUND})"
+    );
+    assert!(
+        frames_cost <= FRAMES_BOUND,
+        "{frames_cost} B kept for 2,000 DATA frames (bound {FRAMES_BOUND})"
     );
     drop(conns);
     srv.stop();

@@ -396,6 +396,65 @@ fn cgi_runs_a_program_and_the_exit_summary_counts_it() {
 }
 
 #[test]
+fn a_gateway_failure_writes_one_line_naming_what_failed_and_the_request() {
+    let root = tempfile::tempdir().unwrap();
+    let scripts = tempfile::tempdir().unwrap();
+    for (name, body) in [
+        ("sit", "exec sleep 30\n"),
+        ("bad", "echo this is not a header\necho\n"),
+    ] {
+        let path = scripts.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    // A FastCGI application that takes its connections and never answers.
+    let socket = scripts.path().join("mute.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        while let Ok((c, _)) = listener.accept() {
+            kept.push(c);
+        }
+    });
+    std::fs::write(root.path().join("x.php"), "").unwrap();
+    let cgi = format!("/cgi-bin/={}", scripts.path().display());
+    let fastcgi = format!("*.php=unix:{}", socket.display());
+    let (mut server, rx) = serve_telling(
+        flint()
+            .args(["serve", root.path().to_str().unwrap()])
+            .args(["--listen", "127.0.0.1:0", "-t", "1", "--cgi-timeout", "1s"])
+            .args(["--cgi", &cgi, "--fastcgi", &fastcgi]),
+    );
+    assert_eq!(get(&server.addr, "/cgi-bin/sit?a=1").0, 504);
+    assert_eq!(get(&server.addr, "/cgi-bin/bad").0, 502);
+    assert_eq!(get(&server.addr, "/x.php").0, 504);
+    let rest = stop_telling(&mut server, &rx);
+    let sit = scripts.path().join("sit");
+    let bad = scripts.path().join("bad");
+    for (what, request) in [
+        (
+            format!("{}: timed out", sit.display()),
+            "GET /cgi-bin/sit?a=1 HTTP/1.0",
+        ),
+        (
+            format!("{}: a response head: ", bad.display()),
+            "GET /cgi-bin/bad HTTP/1.0",
+        ),
+        (
+            format!("FastCGI unix:{}: timed out", socket.display()),
+            "GET /x.php HTTP/1.0",
+        ),
+    ] {
+        let lines: Vec<&String> = (rest.iter())
+            .filter(|l| l.contains(&format!("request: \"{request}\"")))
+            .collect();
+        assert_eq!(lines.len(), 1, "one line for {request}: {rest:?}");
+        assert!(lines[0].contains(&what), "{what} in {lines:?}");
+    }
+}
+
+#[test]
 fn basic_auth_protects_its_prefix_in_its_realm_and_the_exit_summary_counts_it() {
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir(root.path().join("private")).unwrap();

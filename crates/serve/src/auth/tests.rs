@@ -64,7 +64,12 @@ fn check_at(
     let req = wire::parse_request(head.as_bytes(), &limits)
         .unwrap()
         .unwrap();
-    g.check(&req, peer, now, stats)
+    let v = g.check(&req, peer, now, stats);
+    // Answered as it was refused (the protocols count a denial where they answer it).
+    if let Verdict::Denied(d) = &v {
+        d.count(req.authorization.is_some(), stats);
+    }
+    v
 }
 
 fn check(g: &mut Guard, target: &str, auth: Option<&str>, stats: &mut ServerStats) -> Verdict {
@@ -327,4 +332,25 @@ fn a_credential_verified_on_one_thread_goes_in_on_the_others_even_when_limited()
     ));
     assert_eq!((stats.auth_ok, stats.auth_cached), (3, 2));
     assert_eq!((stats.auth_failed, stats.auth_limited), (2, 1));
+}
+
+/// A check counts as a failure from its start, not its end: with `auth_max_failures` checks
+/// begun on as many threads and none finished, the next is refused, so however the threads
+/// interleave no more than that many hashes are checked for one address in a window. A check
+/// that finds the credentials right takes its count back.
+#[test]
+fn checks_under_way_count_against_the_limit_exactly() {
+    let mut limiter = Limiter::new(3, Duration::from_secs(60));
+    let (peer, now) = (IpAddr::from([10, 3, 0, 1]), Instant::now());
+    for _ in 0..3 {
+        assert_eq!(limiter.begin(peer, now), Ok(()));
+    }
+    assert!(limiter.begin(peer, now).is_err(), "a fourth check began");
+    limiter.passed(peer, now);
+    assert_eq!(
+        limiter.begin(peer, now),
+        Ok(()),
+        "a right one took its count back"
+    );
+    assert!(limiter.begin(peer, now).is_err());
 }

@@ -64,6 +64,8 @@ pub(crate) struct Launch {
     pub proxy: Option<super::proxy::Forward>,
     /// For a FastCGI application, its records so far instead (`env` then is empty).
     pub fastcgi: Option<super::fcgi::Params>,
+    /// Its request, as a failure's error-log line names it.
+    pub request: super::label::RequestLabel,
 }
 
 /// The user the server's Basic authentication let in (RFC 3875 4.1.1 and 4.1.11).
@@ -183,6 +185,7 @@ pub(crate) fn launch<'a>(
         app: script.app,
         proxy: None,
         fastcgi: None,
+        request: Default::default(),
     }
 }
 

@@ -34,6 +34,7 @@ fn gateways_dropped_without_the_final_sweep_give_back_their_spawner_s_slots() {
             app: None,
             proxy: None,
             fastcgi: None,
+            request: Default::default(),
         };
         assert!(g.start_program(launch, token, deadline).is_ok());
     }

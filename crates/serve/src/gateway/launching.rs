@@ -19,6 +19,19 @@ impl Gateways {
         asked: asked::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
         peer: std::net::SocketAddr,
     ) -> Launch {
+        let request = super::label::RequestLabel::new(asked.method, req.target, asked.protocol);
+        let mut launch = self.launch_for(route, req, asked, peer);
+        launch.request = request;
+        launch
+    }
+
+    fn launch_for<'a>(
+        &mut self,
+        route: &Route,
+        req: &wire::Request<'_>,
+        asked: asked::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
+        peer: std::net::SocketAddr,
+    ) -> Launch {
         match route {
             Route::Proxy(mount) => {
                 let body = asked.content_length.unwrap_or(0);
@@ -33,6 +46,7 @@ impl Gateways {
                     app: None,
                     proxy: Some(fwd),
                     fastcgi: None,
+                    request: Default::default(),
                 }
             }
             Route::Cgi(script) => {
@@ -78,6 +92,7 @@ impl Gateways {
             app: Some(app),
             proxy: None,
             fastcgi: Some(params),
+            request: Default::default(),
         }
     }
 
@@ -163,6 +178,7 @@ impl Gateways {
         token: usize,
         deadline: Instant,
     ) -> Result<Starting, (std::io::Error, std::path::PathBuf)> {
+        let name = launch.program.display().to_string().into();
         let job = spawner::Job {
             ticket: 0,
             token,
@@ -176,7 +192,11 @@ impl Gateways {
             return Err((e, job.program));
         };
         let ticket = spawner.send(job).map_err(|(e, job)| (e, job.program))?;
-        Ok(Starting { ticket, deadline })
+        Ok(Starting {
+            ticket,
+            deadline,
+            name,
+        })
     }
 
     /// A program the spawner thread is done with, if one is there (the loop's waker said so).
@@ -184,12 +204,12 @@ impl Gateways {
         self.spawner.as_mut()?.take()
     }
 
-    /// A started program, its pipes registered for connection `token`; an error if they could
-    /// not be (the program is then retired, killed).
+    /// A started program (`name`: its path, from its [`Starting`]), its pipes registered for
+    /// connection `token`; an error if they could not be (the program is then retired, killed).
     pub fn program_ready(
         &mut self,
         started: spawner::Started,
-        name: &std::path::Path,
+        name: Box<str>,
         token: usize,
         deadline: Instant,
     ) -> std::io::Result<Program> {

@@ -11,7 +11,6 @@
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
 use std::process::{Child, ExitStatus};
 use std::time::Instant;
 
@@ -53,7 +52,7 @@ pub(crate) struct Program {
 /// under `token | PROGRAM_TOKEN`. On an error it runs, unregistered: to be retired (killed).
 pub(crate) fn registered(
     started: Started,
-    name: &Path,
+    name: Box<str>,
     token: usize,
     registry: &Registry,
     deadline: Instant,
@@ -74,7 +73,7 @@ pub(crate) fn registered(
         output: 0,
         stderr_line: Vec::new(),
         stderr_lines: 0,
-        name: name.display().to_string().into(),
+        name,
         killed_at_shutdown,
     };
     match p.register(token, registry) {
@@ -84,6 +83,11 @@ pub(crate) fn registered(
 }
 
 impl Program {
+    /// The program's path, as its error-log lines name it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     fn register(&mut self, token: usize, registry: &Registry) -> io::Result<()> {
         let token = Token(token | super::PROGRAM_TOKEN);
         if let Some(s) = self.stdin.as_mut() {

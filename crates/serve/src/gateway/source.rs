@@ -20,11 +20,13 @@ pub(crate) enum Source {
     Proxy(Box<proxy::Exchange>),
 }
 
-/// A program being started off the loop: which job, and the wall time it runs under.
-#[derive(Debug, Clone, Copy)]
+/// A program being started off the loop: which job, the wall time it runs under, and its path
+/// as its error-log lines name it (a timeout before it runs too; `Program` takes it over).
+#[derive(Debug, Clone)]
 pub(crate) struct Starting {
     pub ticket: u64,
     pub deadline: Instant,
+    pub name: Box<str>,
 }
 
 /// How a source's part ended, once its output is done.

@@ -5,6 +5,8 @@
 //! its own side (`h1/gateway.rs`, `h2/gateway.rs`, on the protocol-neutral `gateway.rs`); this
 //! is the one seam `conn.rs` sees, the only file that knows both.
 
+use std::time::Instant;
+
 use http2::StreamId;
 
 use super::gateway::End;
@@ -42,9 +44,9 @@ impl Side for Session {
     }
 
     /// `n` bytes of [`Session::gateway_body`] were taken.
-    fn gateway_body_taken(&mut self, id: StreamId, n: usize) {
+    fn gateway_body_taken(&mut self, id: StreamId, n: usize, now: Instant) {
         match &mut self.proto {
-            Proto::H2(h) => h2::gateway::body_taken(h, id, n),
+            Proto::H2(h) => h2::gateway::body_taken(h, id, n, now),
             _ => self.h1_gateway_body_taken(n),
         }
     }

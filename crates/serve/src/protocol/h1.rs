@@ -245,6 +245,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                         h.body = rest;
                         match (&verdict, refused) {
                             (Verdict::Denied(d), _) => {
+                                d.count(req.authorization.is_some(), &mut w.stats);
                                 w.responder.denied(&req, d, &w.date, &mut b.out)
                             }
                             (_, Some(503)) => w.responder.busy(&req, &w.date, &mut b.out),

@@ -127,7 +127,11 @@ impl std::fmt::Debug for H2 {
 
 impl H2 {
     pub fn new(w: &Worker) -> Result<H2, http2::Error> {
-        let config = w.http2.as_ref().cloned().unwrap_or_default();
+        let mut config = w.http2.as_ref().cloned().unwrap_or_default();
+        // A stream's window reopens as its program takes its body (`gateway::body_taken`; at
+        // once if dropped or gathered: `Streams::on_data_paced`), so what one holds of an
+        // upload is one window, not the body.
+        config.paced_stream_windows = true;
         let cap = config.max_concurrent_streams as usize;
         let mut streams = Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now);
         streams.keep_all = w.gateways.is_some();
@@ -186,13 +190,16 @@ impl H2 {
 
     /// When the earliest request body still arriving is due (each stream's by its own clock,
     /// as HTTP/1.1's body: `protocol/body.rs`); None if no stream awaits one. `restart`: the
-    /// server has taken no input (its queue at its bound), and that time is not the client's.
+    /// server has taken no input (its queue at its bound), and that time is not the client's;
+    /// nor is the time a program holds its stream's window (`Stream::window_held`): such a
+    /// stream is left out, and its clock starts again as its window reopens.
     pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
         if self.streams.open_bodies == 0 {
             return None;
         }
         let (timeout, rate) = (w.timeouts.body, w.body_min_rate);
-        let clocks = (self.streams.slots.iter_mut()).filter(|st| st.id != 0 && !st.cut);
+        let clocks =
+            (self.streams.slots.iter_mut()).filter(|st| st.id != 0 && !st.cut && !st.window_held());
         (clocks.filter_map(|st| st.body.as_mut()))
             .map(|clock| {
                 if restart {
@@ -204,8 +211,8 @@ impl H2 {
     }
 
     /// Resets each stream whose request body is past its deadline (CANCEL; NO_ERROR if its
-    /// response went out whole, which the client keeps): the connection and the other streams
-    /// go on. Returns whether any was.
+    /// response went out whole, which the client keeps), unless its program holds its window:
+    /// the connection and the other streams go on. Returns whether any was.
     pub fn expire_bodies(&mut self, w: &mut Worker) -> bool {
         if self.streams.open_bodies == 0 {
             return false;
@@ -214,7 +221,7 @@ impl H2 {
         for st in self.streams.slots.iter_mut() {
             let late =
                 (st.body).is_some_and(|c| c.deadline(w.timeouts.body, w.body_min_rate) <= w.now);
-            if st.id == 0 || st.cut || !late {
+            if st.id == 0 || st.cut || !late || st.window_held() {
                 continue;
             }
             st.cut = true;

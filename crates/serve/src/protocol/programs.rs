@@ -14,6 +14,7 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::gateway::head::HeadError;
+use crate::gateway::label::RequestLabel;
 use crate::gateway::spawner::Spawned;
 use crate::gateway::{proxy, Finished, Launch, Source};
 use crate::protocol::{GatewayEnd, Worker};
@@ -31,8 +32,8 @@ pub(crate) trait Side {
     fn gateway_body(&mut self, id: Self::Id) -> &[u8];
     /// The whole request body of `id` has been handed over.
     fn gateway_body_done(&self, id: Self::Id) -> bool;
-    /// `n` bytes of [`Side::gateway_body`] were taken.
-    fn gateway_body_taken(&mut self, id: Self::Id, n: usize);
+    /// `n` bytes of [`Side::gateway_body`] were taken, at `now`.
+    fn gateway_body_taken(&mut self, id: Self::Id, n: usize, now: Instant);
     /// Whether to read `id`'s program output now (its response has room for it).
     fn gateway_wants_output(&self, id: Self::Id) -> bool;
     /// Output of `id`'s program: its head checked, then its body.
@@ -50,7 +51,7 @@ pub(crate) trait Side {
 /// One side's running sources, by request, and the token their events come under.
 #[derive(Debug)]
 pub(crate) struct Programs<Id> {
-    pub list: Vec<(Id, Source)>,
+    pub list: Vec<(Id, Source, RequestLabel)>,
     /// The side's token: a program's pipes are registered under `token | PROGRAM_TOKEN`, a
     /// pooled connection's slot routes to it.
     pub token: usize,
@@ -72,7 +73,7 @@ impl<Id: Copy> Programs<Id> {
     /// program killed does (its pidfd and pipes say so): its response cut, or a 502 if nothing
     /// of it was sent. FastCGI and proxied requests are left to finish within the grace.
     pub fn kill_all(&mut self) {
-        for (_, source) in &mut self.list {
+        for (_, source, _) in &mut self.list {
             if let Source::Program(p) = source {
                 p.kill_at_shutdown();
             }
@@ -104,6 +105,7 @@ impl<Id: Copy> Programs<Id> {
         let Some(g) = w.gateways.as_mut() else {
             return;
         };
+        let request = launch.request;
         if let Some(fwd) = launch.proxy {
             let mount = fwd.mount;
             w.stats.proxy_forwarded_malformed += u64::from(fwd.forwarded_malformed);
@@ -113,16 +115,17 @@ impl<Id: Copy> Programs<Id> {
             w.stats.proxy_reads += g.take_dropped_peeks();
             match started {
                 // Connections are counted as they end (`end_program`), once they connected.
-                Ok((x, _reused, retried)) => {
+                Ok((mut x, _reused, retried)) => {
                     w.stats.proxy_retries += u64::from(retried);
-                    self.list.push((id, Source::Proxy(Box::new(x))));
+                    x.request = request;
+                    self.list.push((id, Source::Proxy(Box::new(x)), request));
                 }
                 Err(e) => {
                     g.release_for(Some(mount));
                     w.stats.proxy_refused += 1;
                     let _ = writeln!(
                         io::stderr(),
-                        "flint serve: proxy: cannot connect: {e} (502)"
+                        "flint serve: proxy: cannot connect: {e} (502), {request}"
                     );
                     side.gateway_end(id, GatewayEnd::NotStarted(502), w, ctx);
                 }
@@ -134,7 +137,7 @@ impl<Id: Copy> Programs<Id> {
             match g.start_fastcgi(launch, app, self.token, deadline) {
                 Ok((x, reused)) => {
                     w.stats.fastcgi_connects += u64::from(!reused);
-                    self.list.push((id, Source::FastCgi(Box::new(x))));
+                    self.list.push((id, Source::FastCgi(Box::new(x)), request));
                 }
                 Err(e) => {
                     // Down or refusing: nothing of the request reached it.
@@ -142,7 +145,7 @@ impl<Id: Copy> Programs<Id> {
                     w.stats.fastcgi_failures += 1;
                     let _ = writeln!(
                         io::stderr(),
-                        "flint serve: FastCGI {}: cannot connect: {e} (502)",
+                        "flint serve: FastCGI {}: cannot connect: {e} (502), {request}",
                         g.app_name(app)
                     );
                     let end = GatewayEnd::NotStarted(502);
@@ -154,10 +157,10 @@ impl<Id: Copy> Programs<Id> {
         // A program starts on the spawner thread: the connection holds its ticket until it
         // runs (`program_spawned`).
         match g.start_program(launch, self.token, deadline) {
-            Ok(starting) => self.list.push((id, Source::Starting(starting))),
+            Ok(starting) => self.list.push((id, Source::Starting(starting), request)),
             Err((e, program)) => {
                 g.release();
-                self.not_started(side, id, &program, e, w, ctx);
+                self.not_started(side, id, (&program, &request), e, w, ctx);
             }
         }
     }
@@ -174,7 +177,7 @@ impl<Id: Copy> Programs<Id> {
         ctx: &mut S::Ctx,
     ) -> Option<Spawned> {
         let ticket = s.ticket;
-        let waiting = |(_, src): &(Id, Source)| match src {
+        let waiting = |(_, src, _): &(Id, Source, RequestLabel)| match src {
             Source::Starting(st) => st.ticket == ticket,
             _ => false,
         };
@@ -185,8 +188,12 @@ impl<Id: Copy> Programs<Id> {
             return Some(s);
         };
         let deadline = self.list[k].1.deadline();
+        let name = match &mut self.list[k].1 {
+            Source::Starting(st) => std::mem::take(&mut st.name),
+            _ => unreachable!("found as starting"),
+        };
         let failed = match s.result {
-            Ok(started) => match g.program_ready(started, &s.program, self.token, deadline) {
+            Ok(started) => match g.program_ready(started, name, self.token, deadline) {
                 Ok(p) => {
                     w.stats.cgi_starts += 1;
                     self.list[k].1 = Source::Program(p);
@@ -200,8 +207,8 @@ impl<Id: Copy> Programs<Id> {
                 e
             }
         };
-        let (id, _) = self.list.swap_remove(k);
-        self.not_started(side, id, &s.program, failed, w, ctx);
+        let (id, _, request) = self.list.swap_remove(k);
+        self.not_started(side, id, (&s.program, &request), failed, w, ctx);
         None
     }
 
@@ -211,7 +218,7 @@ impl<Id: Copy> Programs<Id> {
         &mut self,
         side: &mut S,
         id: Id,
-        program: &std::path::Path,
+        (program, request): (&std::path::Path, &RequestLabel),
         failed: io::Error,
         w: &mut Worker,
         ctx: &mut S::Ctx,
@@ -219,7 +226,7 @@ impl<Id: Copy> Programs<Id> {
         w.stats.cgi_start_failures += 1;
         let _ = writeln!(
             io::stderr(),
-            "flint serve: {}: cannot start: {failed}",
+            "flint serve: {}: cannot start: {failed}, {request}",
             program.display()
         );
         let status = crate::resolve::io_status(&failed, 500);
@@ -228,7 +235,7 @@ impl<Id: Copy> Programs<Id> {
 
     /// The earliest wall-time deadline of the connection's programs.
     pub fn programs_due(&self) -> Option<Instant> {
-        self.list.iter().map(|(_, p)| p.deadline()).min()
+        self.list.iter().map(|(_, p, _)| p.deadline()).min()
     }
 
     /// Kills the programs past their wall time (the sweep's part).
@@ -241,11 +248,15 @@ impl<Id: Copy> Programs<Id> {
         let mut k = 0;
         while k < self.list.len() {
             if w.now >= self.list[k].1.deadline() {
-                let id = self.list[k].0;
+                let (id, request) = (self.list[k].0, self.list[k].2);
+                let _ = writeln!(
+                    io::stderr(),
+                    "flint serve: {}: timed out, {request}",
+                    Who(&self.list[k].1)
+                );
                 match (&self.list[k].1, w.gateways.as_mut()) {
                     (Source::Proxy(x), Some(g)) => {
                         w.stats.proxy_timeouts += 1;
-                        let _ = writeln!(io::stderr(), "flint serve: proxy {}: timed out", x.name);
                         // Silent on a connection it opened, while the client had room for the
                         // answer: the address is at fault. A pooled connection's slow answer
                         // is its request's (the address answered the one before), and an
@@ -277,7 +288,7 @@ impl<Id: Copy> Programs<Id> {
             let id = self.list[k].0;
             if !side.gateway_alive(id) {
                 // Its stream was reset by the client: nobody wants its output.
-                let (_, p) = self.list.swap_remove(k);
+                let (_, p, _) = self.list.swap_remove(k);
                 retire(p, true, w);
                 moved = true;
                 continue;
@@ -328,7 +339,10 @@ impl<Id: Copy> Programs<Id> {
         w: &mut Worker,
         ctx: &mut S::Ctx,
     ) -> (bool, Option<GatewayEnd>) {
-        let (id, p) = (self.list[k].0, &mut self.list[k].1);
+        let (id, p, request) = {
+            let (id, p, request) = &mut self.list[k];
+            (*id, p, *request)
+        };
         let mut moved = false;
         loop {
             let body = side.gateway_body(id);
@@ -341,13 +355,13 @@ impl<Id: Copy> Programs<Id> {
             if !p.has_stdin() {
                 // The program closed its stdin early: the rest of the body is dropped.
                 let n = body.len();
-                side.gateway_body_taken(id, n);
+                side.gateway_body_taken(id, n, w.now);
                 moved = true;
                 continue;
             }
             match p.write_stdin(body) {
                 Ok(n) => {
-                    side.gateway_body_taken(id, n);
+                    side.gateway_body_taken(id, n, w.now);
                     moved = true;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -372,20 +386,15 @@ impl<Id: Copy> Programs<Id> {
                     if let Err(e) = side.gateway_output(id, &buf[..n], w, ctx) {
                         // A proxied response's head refused here is the upstream's fault, and
                         // counted as its other bad responses are.
-                        if let Source::Proxy(x) = p {
-                            w.stats.proxy_bad_responses += 1;
-                            let _ = writeln!(
-                                io::stderr(),
-                                "flint serve: proxy {}: a response head: {e} (502)",
-                                x.name
-                            );
-                        } else {
-                            w.stats.cgi_bad_heads += 1;
-                            let _ = writeln!(
-                                io::stderr(),
-                                "flint serve: a CGI response head: {e} (502)"
-                            );
+                        match p {
+                            Source::Proxy(_) => w.stats.proxy_bad_responses += 1,
+                            _ => w.stats.cgi_bad_heads += 1,
                         }
+                        let _ = writeln!(
+                            io::stderr(),
+                            "flint serve: {}: a response head: {e} (502), {request}",
+                            Who(p)
+                        );
                         return (true, Some(GatewayEnd::BadHead));
                     }
                 }
@@ -475,7 +484,7 @@ impl<Id: Copy> Programs<Id> {
         w: &mut Worker,
         ctx: &mut S::Ctx,
     ) {
-        let (id, p) = self.list.swap_remove(k);
+        let (id, p, _) = self.list.swap_remove(k);
         side.gateway_end(id, end, w, ctx);
         let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
         retire(p, kill, w);
@@ -521,5 +530,36 @@ fn count_proxy_failure(
     // A pooled connection failing says nothing of its address; a new one refused or reset does.
     if refused && x.silent() && !x.reused {
         g.proxy_failed(x, now);
+    }
+}
+
+/// What answers a request, as its failure's error-log line names it: the program's path, the
+/// FastCGI application, or the proxy's upstream.
+struct Who<'a>(&'a Source);
+
+impl std::fmt::Display for Who<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Source::Program(p) => f.write_str(p.name()),
+            Source::Starting(st) => write!(f, "{} (starting)", st.name),
+            Source::FastCgi(x) => write!(f, "FastCGI {}", x.name),
+            Source::Proxy(x) => write!(f, "proxy {}", x.name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::Starting;
+
+    #[test]
+    fn a_program_still_starting_is_named_by_its_path() {
+        let starting = Source::Starting(Starting {
+            ticket: 7,
+            deadline: Instant::now(),
+            name: "/srv/cgi-bin/report".into(),
+        });
+        assert_eq!(Who(&starting).to_string(), "/srv/cgi-bin/report (starting)");
     }
 }

@@ -236,6 +236,9 @@ pub enum Step {
     /// Answers it whole after 5 ms of work, as most applications: its answer is never there
     /// when the request has only just been sent.
     AnswerAfterWork,
+    /// Reads the request only after 3 s, then answers it, as an application whose workers are
+    /// all busy: its STDIN waits on the connection meanwhile.
+    ReadLate,
     /// Reads the PARAMS, lets 128 KiB of the body queue up unread (the server's writes then
     /// block), stops reading (`shutdown(SHUT_RD)`: the server's next write fails, as after a
     /// close), answers whole and closes, as an application that rejects an upload unread.
@@ -283,6 +286,9 @@ impl Scripted {
                     } else {
                         5
                     };
+                    if step == Step::ReadLate {
+                        std::thread::sleep(std::time::Duration::from_secs(3));
+                    }
                     if read_request(&mut s, upto).is_none() || step == Step::Close {
                         break;
                     }

@@ -152,6 +152,30 @@ fn without_or_with_wrong_credentials_401_with_the_right_ones_200() {
 }
 
 #[test]
+fn a_request_answered_413_is_counted_as_no_refusal_of_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = protected(dir.path(), |c| c.max_body_bytes = 1000);
+    let post = |authorization: Option<String>| {
+        let field = authorization.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
+        format!(
+            "POST /private/secret.txt HTTP/1.1\r\nHost: t\r\n{field}Content-Length: 2000\r\n\r\n"
+        )
+    };
+    // Too large whoever sends it: the answer is 413, not a challenge.
+    assert_eq!(exchange(srv.addr, &post(None)).status, 413);
+    let wrong = Some(basic("alice", "nope"));
+    assert_eq!(exchange(srv.addr, &post(wrong)).status, 413);
+    // A challenge answered is still counted.
+    assert_eq!(exchange(srv.addr, &get("/private/secret.txt")).status, 401);
+    let st = srv.stop();
+    assert_eq!(
+        (st.auth_missing, st.auth_failed, st.status_4xx),
+        (1, 0, 3),
+        "{st:?}"
+    );
+}
+
+#[test]
 fn each_accepted_scheme_lets_its_user_in_and_a_password_is_checked_once() {
     let dir = tempfile::tempdir().unwrap();
     let srv = protected(dir.path(), |_| {});

@@ -100,6 +100,11 @@ fn a_program_an_application_and_an_upstream_answer_over_http3() {
     ] {
         assert!(text.lines().any(|l| l == want), "{want} in {text}");
     }
+    // No body, no length (RFC 3875 4.1.2), as over HTTP/1.1 and HTTP/2.
+    assert!(
+        !text.lines().any(|l| l.starts_with("CONTENT_LENGTH=")),
+        "a GET's CONTENT_LENGTH: {text}"
+    );
     // Many times the stream's window and the output window: paced by flow control.
     assert_eq!(
         (big.status, big.body.len(), big.reset),
@@ -122,6 +127,8 @@ fn a_program_an_application_and_an_upstream_answer_over_http3() {
     assert_eq!(seen.field("host"), Some("localhost"));
     // The protocol the client spoke, as Via names it (RFC 9110 7.6.3).
     assert_eq!(seen.field("via"), Some("3 flint"));
+    // A request without content says no length (RFC 9110 8.6).
+    assert_eq!(seen.field("content-length"), None, "{}", seen.head);
 
     d.close();
     let st = srv.stop();

@@ -64,9 +64,10 @@ fn a_body_of_unknown_length_reaches_a_program_and_an_upstream_whole_with_its_len
     want.extend_from_slice(&body);
     assert!(r.body == want, "echo: {} bytes", r.body.len());
 
-    // An empty body that ends after its head: told its length, 0.
+    // An empty body that ends after its head: nothing attached, no length (RFC 3875 4.1.2),
+    // as over HTTP/2.
     let r = post_unsaid(&mut d, "/cgi-bin/echo", b"");
-    assert_eq!((r.status, &r.body[..]), (200, &b"0:"[..]));
+    assert_eq!((r.status, &r.body[..]), (200, &b":"[..]));
 
     let r = post_unsaid(&mut d, "/api/echo", &body);
     assert_eq!((r.status, r.field("x-told")), (200, Some("60000")));

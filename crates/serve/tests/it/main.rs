@@ -58,6 +58,8 @@ mod gateway_cgi_redirects;
 mod gateway_cgi_shutdown;
 mod gateway_fastcgi;
 mod gateway_fastcgi_events;
+mod gateway_h2_uploads;
+mod gateway_h2_uploads_read;
 mod gateway_h3;
 mod gateway_h3_bodies;
 mod gateway_proxy;

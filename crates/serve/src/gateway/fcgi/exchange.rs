@@ -90,7 +90,7 @@ pub(crate) struct Exchange {
     stderr_line: Vec<u8>,
     stderr_lines: u32,
     /// The application, for the error log.
-    name: Rc<str>,
+    pub name: Rc<str>,
     /// The buffers a proxied request uses, carried back to the pool untouched.
     spare: [Vec<u8>; 2],
     /// The thread's epoll instance: the connection is registered for reading alone, and for

@@ -17,6 +17,7 @@
 //! This file holds the exchange and its write side; the response's read side (the TLS
 //! handshake's end, the head, the body decoded) is `exchange/reading.rs`.
 
+use crate::gateway::label::RequestLabel;
 use std::io::{self, Write};
 use std::rc::Rc;
 use std::time::Instant;
@@ -148,6 +149,8 @@ pub(crate) struct Exchange {
     /// stats as `proxy_reads`.
     pub reads: u64,
     pub name: Rc<str>,
+    /// Its request, as its failure's error-log line names it (set once it started).
+    pub request: RequestLabel,
 }
 
 impl Exchange {
@@ -217,6 +220,7 @@ impl Exchange {
             output: 0,
             reads: u64::from(up.reused),
             name: up.name,
+            request: RequestLabel::default(),
         })
     }
 
@@ -440,11 +444,14 @@ impl Exchange {
     fn fail(&mut self, e: io::Error, kind: Failure) -> io::Error {
         if self.failure.is_none() {
             self.failure = Some(kind);
-            let name = &self.name;
+            let (name, request) = (&self.name, &self.request);
             let handshake = tls::failure(&e).filter(|_| kind == Failure::Tls);
             let _ = match handshake {
-                Some(why) => writeln!(io::stderr(), "{}", tls::log_line(name, why, &e)),
-                None => writeln!(io::stderr(), "flint serve: proxy {name}: {e}"),
+                Some(why) => {
+                    let line = tls::log_line(name, why, &e);
+                    writeln!(io::stderr(), "{line}, {request}")
+                }
+                None => writeln!(io::stderr(), "flint serve: proxy {name}: {e}, {request}"),
             };
         }
         e

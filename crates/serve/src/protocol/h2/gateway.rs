@@ -4,9 +4,12 @@
 //! buffer is empty, `resume_data` when it fills); the stream ends with the program's output.
 //! The buffer holds at most `OUTPUT_WINDOW` (the program's stdout is not read past it), so a
 //! client that opens no window holds the program, not the server's memory. A request body is
-//! kept as it arrives (up to `max_body_bytes`) and written to the program's stdin; one without
-//! `content-length` is kept whole before its program starts (`H2::awaiting`), so the program
-//! is told its length.
+//! kept as it arrives (up to `max_body_bytes`) and written to the program's stdin, its
+//! stream's window reopened only by what the program took (`body_taken`), so a program that
+//! reads nothing holds one window of it; one without `content-length` is kept whole before
+//! its program starts (`H2::awaiting`), so the program is told its length.
+
+use std::time::Instant;
 
 use http2::StreamId;
 
@@ -42,10 +45,33 @@ pub(in crate::protocol) fn body_done(h: &H2, id: StreamId) -> bool {
         .is_none_or(|s| s.ended && s.body_buf.is_empty())
 }
 
-pub(in crate::protocol) fn body_taken(h: &mut H2, id: StreamId, n: usize) {
+/// `n` bytes of [`body`] were taken at `now`: those the stream's window held back reopen it,
+/// and the client's body clock starts again then (while its program held the window, the
+/// client could not send: `H2::body_deadline` leaves such a stream out).
+pub(in crate::protocol) fn body_taken(h: &mut H2, id: StreamId, n: usize, now: Instant) {
     if let Some(s) = h.streams.slots.iter_mut().find(|s| s.id == id) {
+        // The held bytes are the buffer's last (`Stream::unconsumed`).
+        let ahead = s.body_buf.len() as u64 - s.unconsumed;
+        let reopen = (n as u64).saturating_sub(ahead).min(s.unconsumed);
+        s.unconsumed -= reopen;
         s.body_buf.consume(n);
+        if reopen > 0 {
+            s.restart_body_clock(now);
+        }
+        let _ = h.framer.consume(id, reopen as usize);
     }
+}
+
+/// The rest of stream `i`'s request body is not wanted: dropped, and its window reopened
+/// (the client's body clock starting again at `now` if its program held it).
+pub(super) fn drop_body(h: &mut H2, i: usize, now: Instant) {
+    let s = &mut h.streams.slots[i];
+    s.body_buf.clear();
+    let n = std::mem::take(&mut s.unconsumed) as usize;
+    if n > 0 {
+        s.restart_body_clock(now);
+    }
+    let _ = h.framer.consume(s.id, n);
 }
 
 pub(in crate::protocol) fn alive(h: &H2, id: StreamId) -> bool {
@@ -160,4 +186,6 @@ pub(in crate::protocol) fn end(
     if let Some(g) = h.streams.slots[i].gateway.as_ref() {
         g.rec.finish(peer.ip(), w);
     }
+    // Nothing takes the rest of its body now.
+    drop_body(h, i, w.now);
 }

@@ -288,13 +288,18 @@ impl Handler for Streams {
     }
 
     fn on_data(&mut self, stream: StreamId, data: &[u8]) {
+        self.on_data_paced(stream, data);
+    }
+
+    /// Returns the bytes whose window reopens now: all but those streamed to a program.
+    fn on_data_paced(&mut self, stream: StreamId, data: &[u8]) -> usize {
         let (now, keep_all, budget) = (self.now, self.keep_all, self.budget);
         let Some(i) = self.index(stream) else {
-            return;
+            return data.len();
         };
         // Gathered (charged to the connection's and the thread's room): a body of unknown
         // length no program has yet. An upload streamed to a running program, or one of a
-        // said length, is bounded by the stream's window and not charged.
+        // said length, is held by its window: reopened only as the program takes it.
         let s = &self.slots[i];
         let gathered = s.content_length.is_none() && s.gateway.is_none() && !s.answered;
         // What the connection's gathered bodies hold: summed only when this one must grow.
@@ -303,21 +308,26 @@ impl Handler for Streams {
         } else {
             0
         };
-        if let Some(s) = self.slots.get_mut(i) {
-            // Kept for a program (bounded by `max_body_bytes`: past it the stream is reset;
-            // and, gathered, by the connection's and the thread's room: short of it, refused).
-            let for_program = s.gateway.as_ref().map_or(!s.answered, |g| g.takes_body());
-            if keep_all && for_program && !s.short_of_room {
-                if gathered {
-                    s.short_of_room = s.body_buf.push(data, held, budget).is_err();
-                } else {
-                    s.body_buf.push_streamed(data);
-                }
-            }
-            s.body_in += data.len() as u64;
-            if let Some(clock) = s.body.as_mut() {
-                clock.add(data.len() as u64, now);
-            }
+        let s = &mut self.slots[i];
+        // Kept for a program (bounded by `max_body_bytes`: past it the stream is reset;
+        // and, gathered, by the connection's and the thread's room: short of it, refused).
+        let for_program = s.gateway.as_ref().map_or(!s.answered, |g| g.takes_body());
+        let streamed = keep_all && for_program && !s.short_of_room && !gathered;
+        if streamed {
+            s.body_buf.push_streamed(data);
+            s.unconsumed += data.len() as u64;
+        } else if keep_all && for_program && !s.short_of_room {
+            s.short_of_room = s.body_buf.push(data, held, budget).is_err();
+        }
+        s.body_in += data.len() as u64;
+        if let Some(clock) = s.body.as_mut() {
+            clock.add(data.len() as u64, now);
+        }
+        if streamed {
+            0
+        } else {
+            // Dropped, or gathered within the connection's and the thread's room.
+            data.len()
         }
     }
 

@@ -75,6 +75,7 @@ pub(super) fn submit_reply(
     let slot = &mut s.slots[i];
     slot.trim(); // the request is answered: its fields are not needed any more
     slot.body_buf.clear(); // and a body kept in case a program wanted it is not
+    let unconsumed = std::mem::take(&mut slot.unconsumed) as usize;
     slot.answered = true;
     slot.out = body;
     let earlier = match &head {
@@ -89,6 +90,8 @@ pub(super) fn submit_reply(
         s.keep_unsent_head(earlier);
     }
     let with_body = left > 0;
+    // The dropped body's window reopens: the rest of it is dropped as it comes.
+    let _ = h.framer.consume(id, unconsumed);
     if h.framer
         .submit_response(id, &fields[..n], with_body)
         .is_err()

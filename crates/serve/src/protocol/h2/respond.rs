@@ -86,7 +86,10 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
                     };
                     let reply = match routed {
                         None => match &verdict {
-                            Verdict::Denied(d) => w.responder.denied(r, d, &w.date, out),
+                            Verdict::Denied(d) => {
+                                d.count(r.authorization.is_some(), &mut w.stats);
+                                w.responder.denied(r, d, &w.date, out)
+                            }
                             _ => w.responder.respond(r, &w.date, w.now, out),
                         },
                         Some(Route::Refused(status)) => {

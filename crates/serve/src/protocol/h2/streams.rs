@@ -186,6 +186,10 @@ pub(super) struct Stream {
     /// Request body bytes for the program, not yet written to its stdin (with a gateway
     /// configured, also what arrives before the request is answered: one read at most).
     pub(super) body_buf: Gathered,
+    /// The last bytes of `body_buf` (those streamed to a program, the tail: nothing is
+    /// gathered after them) whose window is not reopened yet: it reopens as the program takes
+    /// them, so a program that reads nothing holds its stream to one window.
+    pub(super) unconsumed: u64,
     /// Its body had no room in the connection's or the thread's gathered bytes
     /// (`protocol/gather.rs`): reset with REFUSED_STREAM.
     pub(super) short_of_room: bool,
@@ -241,6 +245,20 @@ pub(super) struct Stream {
 }
 
 impl Stream {
+    /// Its program, application or upstream holds its window: body bytes it has not taken yet,
+    /// so the client may be unable to send, and that time is not the client's (its body
+    /// clock is left out until they are taken: `gateway::body_taken`).
+    pub(super) fn window_held(&self) -> bool {
+        self.unconsumed > 0 && self.gateway.as_ref().is_some_and(|g| !g.done)
+    }
+
+    /// Starts the body's clock again at `now` (if a body is awaited).
+    pub(super) fn restart_body_clock(&mut self, now: Instant) {
+        if let Some(clock) = self.body.as_mut() {
+            *clock = BodyClock::start(now);
+        }
+    }
+
     pub(super) fn free() -> Stream {
         Stream {
             id: 0,
@@ -253,6 +271,7 @@ impl Stream {
             gateway: None,
             spare: None,
             body_buf: Gathered::default(),
+            unconsumed: 0,
             short_of_room: false,
             trailers: false,
             head_bytes: 0,
@@ -330,6 +349,7 @@ impl Stream {
         self.others.clear();
         self.retire_exchange();
         self.body_buf = Gathered::default();
+        self.unconsumed = 0;
         self.short_of_room = false;
         self.trailers = false;
         self.head_bytes = 0;
@@ -569,6 +589,8 @@ impl Streams {
         }
         s.retire_exchange();
         s.body_buf = Gathered::default();
+        // (Its window no longer matters: the stream is closed.)
+        s.unconsumed = 0;
         s.trim();
     }
 }

@@ -100,7 +100,10 @@ impl H3 {
                     let reply = match routed {
                         _ if *too_early => responder.error_to(r, 425, date, out),
                         None => match &verdict {
-                            Verdict::Denied(d) => responder.denied(r, d, date, out),
+                            Verdict::Denied(d) => {
+                                d.count(r.authorization.is_some(), stats);
+                                responder.denied(r, d, date, out)
+                            }
                             _ => responder.respond(r, date, now, out),
                         },
                         Some(Route::Refused(status)) => responder.error_to(r, status, date, out),
@@ -142,9 +145,11 @@ impl H3 {
                                     let asked = Asked {
                                         method,
                                         protocol: b"HTTP/3.0",
+                                        // A body that arrived whole has its length; an
+                                        // empty one says none, as over HTTP/1.1 and HTTP/2.
                                         content_length: r
                                             .content_length
-                                            .or(ended.then_some(received)),
+                                            .or((ended && received > 0).then_some(received)),
                                         fields: (fields.iter())
                                             .filter(|(name, _)| !dropped(name))
                                             .chain(host)

@@ -21,6 +21,7 @@
 //! programs moves them all, as an HTTP/2 connection's programs are moved together.
 
 use std::net::IpAddr;
+use std::time::Instant;
 
 use http3::{Field, RequestId};
 
@@ -311,7 +312,7 @@ impl Side for H3 {
             .is_none_or(|e| e.body_end && e.gathered.is_empty() && e.at == e.body.len())
     }
 
-    fn gateway_body_taken(&mut self, id: RequestId, n: usize) {
+    fn gateway_body_taken(&mut self, id: RequestId, n: usize, _now: Instant) {
         if let Some(e) = self.exchanges.get_mut(&id) {
             if e.gathered.is_empty() {
                 e.at += n;

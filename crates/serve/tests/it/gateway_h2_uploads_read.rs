@@ -1,0 +1,252 @@
+//! HTTP/2 uploads of several windows to a gateway that reads them: each stream's window
+//! reopens as its program or application takes the body, so every byte arrives; and one that
+//! is slow to start reading holds the client's window without the client's body clock running
+//! out meanwhile (the client cannot send: the time is the program's).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crate::cgi_support::*;
+use crate::common::*;
+use crate::fcgi_support::{write_file, App, Scripted, Step};
+use crate::h2_support::raw;
+
+/// Streams uploading at once on one connection.
+const STREAMS: u32 = 4;
+/// Each one's body (said in `content-length`): many windows of it.
+const BODY: usize = 1 << 20;
+/// How long the whole exchange may take on a loaded machine.
+const DEADLINE: Duration = Duration::from_secs(90);
+
+/// A stream's answer: its status (200 if its header block starts with the indexed
+/// `:status 200`), whether it was reset, and its body.
+#[derive(Debug, Default)]
+struct Answer {
+    ok: bool,
+    reset: bool,
+    ended: bool,
+    body: Vec<u8>,
+}
+
+/// Sends `STREAMS` POSTs of `BODY` bytes to `path` on one connection, feeding every window the
+/// server opens, until each stream is answered whole or reset (bounded by `DEADLINE`).
+fn upload_all(s: &mut TcpStream, path: &str) -> Vec<Answer> {
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let ids: Vec<u32> = (0..STREAMS).map(|k| 1 + 2 * k).collect();
+    let mut out = raw::start();
+    for &id in &ids {
+        let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+        raw::literal(&mut block, 4, path.as_bytes());
+        raw::literal(&mut block, 1, b"t");
+        raw::literal_name(&mut block, b"content-length", BODY.to_string().as_bytes());
+        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, id, &block);
+    }
+    s.write_all(&out).unwrap();
+    let mut conn_window: i64 = 65_535;
+    let mut windows = vec![65_535i64; ids.len()];
+    let mut sent = vec![0u64; ids.len()];
+    let mut answers: Vec<Answer> = ids.iter().map(|_| Answer::default()).collect();
+    let chunk = vec![b'u'; 16_384];
+    let mut input = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let start = Instant::now();
+    while answers.iter().any(|a| !a.ended && !a.reset) {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "not answered in {DEADLINE:?}: sent {sent:?}, {answers:?}"
+        );
+        let mut out = Vec::new();
+        for (k, &id) in ids.iter().enumerate() {
+            if answers[k].reset {
+                continue;
+            }
+            loop {
+                let left = BODY as u64 - sent[k];
+                let n = (chunk.len() as i64)
+                    .min(windows[k])
+                    .min(conn_window)
+                    .min(left as i64);
+                if n <= 0 {
+                    break;
+                }
+                let last = sent[k] + n as u64 == BODY as u64;
+                let flags = if last { raw::END_STREAM } else { 0 };
+                raw::frame(&mut out, raw::DATA, flags, id, &chunk[..n as usize]);
+                windows[k] -= n;
+                conn_window -= n;
+                sent[k] += n as u64;
+            }
+        }
+        s.write_all(&out).unwrap();
+        let n = match s.read(&mut buf) {
+            Ok(0) => panic!("closed: sent {sent:?}, {answers:?}"),
+            Ok(n) => n,
+            Err(e) if is_timeout(&e) => continue,
+            Err(e) => panic!("read: {e}"),
+        };
+        input.extend_from_slice(&buf[..n]);
+        let mut at = 0;
+        while input.len() - at >= 9 {
+            let len = u32::from_be_bytes([0, input[at], input[at + 1], input[at + 2]]) as usize;
+            if input.len() - at < 9 + len {
+                break;
+            }
+            let (kind, flags) = (input[at + 3], input[at + 4]);
+            let id = u32::from_be_bytes(input[at + 5..at + 9].try_into().unwrap()) & 0x7fff_ffff;
+            let payload = &input[at + 9..at + 9 + len];
+            at += 9 + len;
+            let k = ids.iter().position(|&i| i == id);
+            match (kind, k) {
+                (raw::SETTINGS, None) if flags & raw::ACK == 0 => {
+                    let mut ack = Vec::new();
+                    raw::frame(&mut ack, raw::SETTINGS, raw::ACK, 0, &[]);
+                    s.write_all(&ack).unwrap();
+                }
+                (raw::WINDOW_UPDATE, k) => {
+                    let inc = i64::from(u32::from_be_bytes(payload[..4].try_into().unwrap()));
+                    match k {
+                        Some(k) => windows[k] += inc,
+                        None => conn_window += inc,
+                    }
+                }
+                (raw::GOAWAY, _) => panic!("GOAWAY: sent {sent:?}, {answers:?}"),
+                (raw::RST_STREAM, Some(k)) => answers[k].reset = true,
+                (raw::HEADERS, Some(k)) => {
+                    answers[k].ok = payload.first() == Some(&0x88);
+                    answers[k].ended |= flags & raw::END_STREAM != 0;
+                }
+                (raw::DATA, Some(k)) => {
+                    answers[k].body.extend_from_slice(payload);
+                    answers[k].ended |= flags & raw::END_STREAM != 0;
+                }
+                _ => {}
+            }
+        }
+        input.drain(..at);
+    }
+    answers
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), WouldBlock | TimedOut | Interrupted)
+}
+
+/// Every stream answered 200 with `BODY`, the byte count its program read.
+fn assert_all_read(answers: &[Answer]) {
+    for (k, a) in answers.iter().enumerate() {
+        let said = String::from_utf8_lossy(&a.body);
+        assert!(
+            a.ok && !a.reset && said.trim() == BODY.to_string(),
+            "stream {}: {a:?} ({said:?}); all: {answers:?}",
+            1 + 2 * k
+        );
+    }
+}
+
+/// A CGI program printing how many bytes of its body it read, after `wait` seconds.
+fn counting_cgi(wait: u32) -> String {
+    format!("sleep {wait}\nn=$(wc -c)\nprintf 'Content-Type: text/plain\\r\\n\\r\\n%s\\n' \"$n\"\n")
+}
+
+#[test]
+fn over_http2_uploads_of_many_windows_reach_a_reading_program_whole() {
+    let scripts = Scripts::new();
+    scripts.add("count", &counting_cgi(0));
+    let srv = start(&scripts, |c| {
+        c.max_body_bytes = 4 * BODY as u64;
+        c.cgi_max_programs = STREAMS as usize;
+    });
+    let mut s = connect(srv.addr);
+    assert_all_read(&upload_all(&mut s, "/cgi-bin/count"));
+    assert_eq!(srv.stats().body_timeouts, 0);
+}
+
+#[test]
+fn over_http2_uploads_of_many_windows_reach_a_reading_fastcgi_application_whole() {
+    let fpm = App::php_fpm(STREAMS);
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("*.php={}", fpm.addr()).parse().unwrap());
+        c.max_body_bytes = 4 * BODY as u64;
+    });
+    write_file(
+        srv.root.path(),
+        "count.php",
+        "<?php echo strlen(file_get_contents('php://input')), \"\\n\";",
+    );
+    let mut s = connect(srv.addr);
+    assert_all_read(&upload_all(&mut s, "/count.php"));
+    assert_eq!(srv.stats().body_timeouts, 0);
+}
+
+#[test]
+fn over_http2_a_program_slow_to_read_its_upload_does_not_run_out_the_clients_body_clock() {
+    // The program works three body timeouts before it reads: meanwhile its streams' windows
+    // are spent and the client cannot send.
+    let scripts = Scripts::new();
+    scripts.add("late", &counting_cgi(3));
+    let srv = start(&scripts, |c| {
+        c.max_body_bytes = 4 * BODY as u64;
+        c.cgi_max_programs = STREAMS as usize;
+        c.body_timeout_ms = 1000;
+    });
+    let mut s = connect(srv.addr);
+    assert_all_read(&upload_all(&mut s, "/cgi-bin/late"));
+    assert_eq!(srv.stats().body_timeouts, 0);
+}
+
+#[test]
+fn over_http2_a_fastcgi_application_slow_to_read_its_upload_does_not_run_out_the_clients_body_clock(
+) {
+    // One connection at a time, each read three body timeouts after it was made: the requests
+    // wait for the application with their windows spent.
+    let app = Scripted::new((0..STREAMS).map(|_| vec![Step::ReadLate]).collect());
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+        c.max_body_bytes = 4 * BODY as u64;
+        c.body_timeout_ms = 1000;
+        // The last request waits for the three before it.
+        c.cgi_timeout_ms = 60_000;
+    });
+    write_file(srv.root.path(), "app", "");
+    let mut s = connect(srv.addr);
+    let answers = upload_all(&mut s, "/app");
+    for (k, a) in answers.iter().enumerate() {
+        let said = String::from_utf8_lossy(&a.body);
+        assert!(
+            a.ok && !a.reset && said.starts_with("connection "),
+            "stream {}: {a:?} ({said:?}); all: {answers:?}",
+            1 + 2 * k
+        );
+    }
+    assert_eq!(srv.stats().body_timeouts, 0);
+}
+
+#[test]
+fn over_http2_a_client_that_stops_sending_to_a_reading_program_is_still_timed_out() {
+    // The program took what came, so the window is the client's: its body clock runs.
+    let scripts = Scripts::new();
+    scripts.add("count", &counting_cgi(0));
+    let srv = start(&scripts, |c| {
+        c.max_body_bytes = 4 * BODY as u64;
+        c.body_timeout_ms = 1000;
+    });
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+    raw::literal(&mut block, 4, b"/cgi-bin/count");
+    raw::literal(&mut block, 1, b"t");
+    raw::literal_name(&mut block, b"content-length", BODY.to_string().as_bytes());
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+    raw::frame(&mut out, raw::DATA, 0, 1, &[b'u'; 1000]);
+    s.write_all(&out).unwrap();
+    let reset = |f: &raw::Frame| f.0 == raw::RST_STREAM && f.2 == 1;
+    let got = raw::read_until(&mut s, |fs| fs.iter().any(reset));
+    let code = got.iter().find(|f| reset(f)).map(|f| f.3.clone());
+    assert_eq!(code, Some(8u32.to_be_bytes().to_vec()), "CANCEL: {got:?}");
+    assert!(eventually(WAIT, || srv.stats().body_timeouts == 1));
+}
