@@ -350,19 +350,11 @@ fn check_failures(r: &RunResult) -> String {
     if missing > 0 {
         // Where the values went: an extraction that found none, a failed check (which forgets
         // its file's values), or the session forgotten as each page starts.
-        let checks = [
-            ErrorKind::CheckStatus,
-            ErrorKind::CheckHeader,
-            ErrorKind::CheckContentType,
-            ErrorKind::CheckBody,
-            ErrorKind::CheckJson,
-            ErrorKind::CheckLength,
-        ];
         let mut why = Vec::new();
         if s.errors.get(ErrorKind::ExtractMissing) > 0 {
             why.push("see extract_missing");
         }
-        if checks.iter().any(|&k| s.errors.get(k) > 0) {
+        if ErrorKind::CHECKS.iter().any(|&k| s.errors.get(k) > 0) {
             why.push("a failed check forgets its file's values");
         }
         if r.workload.plan().is_some_and(|p| p.options.reset_per_page) {
