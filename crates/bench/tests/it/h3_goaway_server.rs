@@ -5,9 +5,11 @@
 //! (the GOAWAY says they were not processed: answering one would be a request done twice).
 //!
 //! A connection answers its requests as they come (a 200 with `BODY` bytes), but holds back
-//! the last `hold` of its first `after`; the `after`th request (or a pause in requests while
-//! some are held: a page cannot go on while its files are held) sends the GOAWAY, naming the
-//! held request `cover` places up (every held one below it is answered, the rest never are).
+//! those the client opened from its `after - hold`th stream on (by stream ID, whatever order
+//! their heads come in: at least the last `hold` of the first `after`); the `after`th request
+//! (or a pause in requests while some are held: a page cannot go on while its files are held)
+//! sends the GOAWAY, naming the held request `cover` places up (every held one below it is
+//! answered, the rest never are).
 //! With `again`, a second, lower GOAWAY takes some of the covered ones back before they are
 //! answered. With `close`, the covered held ones get their head and half their body, and the connection
 //! is closed (H3_NO_ERROR) once the GOAWAY is out and the client has sent something since: they
@@ -43,7 +45,8 @@ pub struct Plan {
     /// The request (counted on the connection) whose arrival sends the GOAWAY; 0: before any
     /// (`REFUSE_ALL`).
     pub after: u64,
-    /// How many of the last of those `after` are held back unanswered.
+    /// How many of those `after` are held back unanswered: those on the client's streams from
+    /// the `after - hold`th it opened on (more when heads come out of order).
     pub hold: usize,
     /// How many held ones the GOAWAY covers (answered, or cut by `close`); the rest are
     /// refused. With `cover >= hold` the GOAWAY names the stream after the last held one.
@@ -419,7 +422,12 @@ fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8])
             drop(c);
             conn.requests += 1;
             conn.last_request = Instant::now();
-            if conn.goaway.is_none() && conn.requests + plan.hold as u64 > plan.after {
+            // Held by its place on the connection (the client's streams are 0, 4, 8, ... in
+            // the order it opened them), not by when its head came: a head whose datagram was
+            // lost (a busy machine's full socket buffer) comes after those sent after it, and
+            // every request answered must stay below every GOAWAY's ID.
+            let place = stream / 4;
+            if conn.goaway.is_none() && place + plan.hold as u64 >= plan.after {
                 conn.held.push(stream);
             } else {
                 answer(conn, stream, counts, false);
