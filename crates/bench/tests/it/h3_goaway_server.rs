@@ -5,11 +5,10 @@
 //! (the GOAWAY says they were not processed: answering one would be a request done twice).
 //!
 //! A connection answers its requests as they come (a 200 with `BODY` bytes), but holds back
-//! those the client opened from its `after - hold`th stream on (by stream ID, whatever order
-//! their heads come in: at least the last `hold` of the first `after`); the `after`th request
-//! (or a pause in requests while some are held: a page cannot go on while its files are held)
-//! sends the GOAWAY, naming the held request `cover` places up (every held one below it is
-//! answered, the rest never are).
+//! the last `hold` of its first `after`; the `after`th request (or a pause in requests while
+//! some are held: a page cannot go on while its files are held) sends the GOAWAY, naming the
+//! held request `cover` places up, or the stream after the highest answered if that is
+//! higher (`above_answered`): every held one below it is answered, the rest never are.
 //! With `again`, a second, lower GOAWAY takes some of the covered ones back before they are
 //! answered. With `close`, the covered held ones get their head and half their body, and the connection
 //! is closed (H3_NO_ERROR) once the GOAWAY is out and the client has sent something since: they
@@ -45,8 +44,7 @@ pub struct Plan {
     /// The request (counted on the connection) whose arrival sends the GOAWAY; 0: before any
     /// (`REFUSE_ALL`).
     pub after: u64,
-    /// How many of those `after` are held back unanswered: those on the client's streams from
-    /// the `after - hold`th it opened on (more when heads come out of order).
+    /// How many of the last of those `after` are held back unanswered.
     pub hold: usize,
     /// How many held ones the GOAWAY covers (answered, or cut by `close`); the rest are
     /// refused. With `cover >= hold` the GOAWAY names the stream after the last held one.
@@ -198,6 +196,10 @@ impl GoawayServer {
                 cacert: Some(ca.pem.clone()),
                 ..TlsOptions::default()
             },
+            // A run whose every attempt is refused (`REFUSE_ALL`, `Reject::All`) is held to its
+            // count of pages, however long its back-offs take on a busy machine: not stopped
+            // early by the fail-fast rule (tested on its own in `runner/fail_fast.rs`).
+            fail_fast: false,
             ..BenchConfig::new(Target::https(self.addr, "localhost"))
         }
     }
@@ -422,12 +424,7 @@ fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8])
             drop(c);
             conn.requests += 1;
             conn.last_request = Instant::now();
-            // Held by its place on the connection (the client's streams are 0, 4, 8, ... in
-            // the order it opened them), not by when its head came: a head whose datagram was
-            // lost (a busy machine's full socket buffer) comes after those sent after it, and
-            // every request answered must stay below every GOAWAY's ID.
-            let place = stream / 4;
-            if conn.goaway.is_none() && place + plan.hold as u64 >= plan.after {
+            if conn.goaway.is_none() && conn.requests + plan.hold as u64 > plan.after {
                 conn.held.push(stream);
             } else {
                 answer(conn, stream, counts, false);
@@ -513,7 +510,8 @@ fn go_away(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
             .last()
             .max(conn.top_answered.as_ref())
             .map_or(0, |s| s + 4),
-    };
+    }
+    .max(above_answered(conn));
     let Some(h3) = conn.h3.as_mut() else { return };
     // The control stream has room for a few bytes at any time in these tests.
     h3.send_goaway(&mut conn.quic, id).expect("GOAWAY written");
@@ -544,7 +542,13 @@ fn go_away(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
 /// The second GOAWAY (`again`): it names the covered held request `again` places from the
 /// last; those from it on are refused, the rest answered (or cut).
 fn go_away_again(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
-    let id = conn.held[conn.held.len().saturating_sub(plan.again)];
+    let id = conn.held[conn.held.len().saturating_sub(plan.again)].max(above_answered(conn));
+    if conn.goaway.is_some_and(|first| id >= first) {
+        // Nothing held is above what was answered since: no lower GOAWAY to send (a GOAWAY's
+        // ID never grows), the held ones are answered.
+        conn.heard_since = false;
+        return answer_held(conn, plan, counts);
+    }
     let Some(h3) = conn.h3.as_mut() else { return };
     h3.send_goaway(&mut conn.quic, id)
         .expect("a second GOAWAY written");
@@ -563,6 +567,15 @@ fn go_away_again(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     conn.held.retain(|&s| s < id);
     conn.heard_since = false;
     answer_held(conn, plan, counts);
+}
+
+/// The lowest ID a GOAWAY may name: the stream after the highest answered. Held requests are
+/// the last to come of the first `after`, which are the last opened only when heads come in
+/// order: a head whose datagram was lost (a busy machine's full socket buffer) comes after
+/// those sent after it, and may be held below one answered. Refusing it would refuse the one
+/// answered too (bench would send it again: a request done twice), so it is covered instead.
+fn above_answered(conn: &Conn) -> u64 {
+    conn.top_answered.map_or(0, |t| t + 4)
 }
 
 /// The held requests the last GOAWAY covered, answered (or cut, with `close`, which the
