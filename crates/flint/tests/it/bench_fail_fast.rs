@@ -256,21 +256,44 @@ fn on_many_hosts_each_worker_stops_and_the_run_says_why() {
     assert!(hosts.iter().all(|h| h["status"] == "ok"), "{doc}");
 }
 
+/// A loopback port where a TCP server listens and UDP is refused, for as long as both live: the
+/// listener, and a UDP socket bound to the port and connected to itself. A connected socket takes
+/// datagrams from its peer only, so the kernel refuses everyone else's as if nothing were bound
+/// (ICMP port unreachable), while no other socket (another test's QUIC server or client) can
+/// take the port and answer or swallow them.
+fn tcp_only_port() -> (std::net::TcpListener, std::net::UdpSocket) {
+    for _ in 0..100 {
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = tcp.local_addr().unwrap();
+        // Its UDP side may be taken: another port.
+        let Ok(udp) = std::net::UdpSocket::bind(addr) else {
+            continue;
+        };
+        udp.connect(addr).unwrap();
+        return (tcp, udp);
+    }
+    panic!("no loopback port free over both TCP and UDP in 100 tries");
+}
+
 #[test]
 fn http3_refused_where_tcp_answers_asks_tcp_once_whatever_the_outputs() {
-    // A TCP server on the port, nothing on its UDP side: HTTP/3's datagrams are refused. The
-    // connects the run makes to tell the two apart are counted from the listener's backlog
-    // once the run is over, so that one made last is not missed.
-    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // A TCP server on the port, HTTP/3's datagrams refused. The connects the run makes to tell
+    // the two apart are counted from the listener's backlog once the run is over, so that one
+    // made last is not missed.
+    let (tcp, _refusing) = tcp_only_port();
     let port = tcp.local_addr().unwrap().port();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let html = dir.path().join("out.html");
     let url = format!("https://127.0.0.1:{port}/");
+    // A refusal is an ICMP message, which the kernel may leave unsent under its rate limit
+    // (shared by every test): a connect timeout past the run's duration keeps such an attempt
+    // waiting for its next Initial's refusal instead of failing as connect_timeout, so that
+    // every failure is a refusal and the run stops on them.
     let out = run_bounded(
         flint()
             .args(["bench", &url, "--http", "3", "-k", "-d", "30s", "-c", "2"])
-            .args(["-q", "--json"])
+            .args(["--connect-timeout", "60s", "-q", "--json"])
             .arg(&json)
             .arg("--html")
             .arg(&html),
@@ -283,6 +306,7 @@ fn http3_refused_where_tcp_answers_asks_tcp_once_whatever_the_outputs() {
         "{stderr}"
     );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["stopped_early"]["kind"], "connect_refused", "{doc}");
     let reason = doc["stopped_early"]["reason"].as_str().unwrap();
     assert!(reason.contains("HTTP/3 may be off"), "{reason}");
     let page = std::fs::read_to_string(&html).unwrap();

@@ -420,30 +420,43 @@ fn a_gateway_failure_writes_one_line_naming_what_failed_and_the_request() {
     std::fs::write(root.path().join("x.php"), "").unwrap();
     let cgi = format!("/cgi-bin/={}", scripts.path().display());
     let fastcgi = format!("*.php=unix:{}", socket.display());
-    let (mut server, rx) = serve_telling(
+    // What must time out, on a server whose programs have 1 s: a program that never answers
+    // and an application that never does, so that nothing but the wall time ends them.
+    let (mut short, rx) = serve_telling(
         flint()
             .args(["serve", root.path().to_str().unwrap()])
             .args(["--listen", "127.0.0.1:0", "-t", "1", "--cgi-timeout", "1s"])
             .args(["--cgi", &cgi, "--fastcgi", &fastcgi]),
     );
-    assert_eq!(get(&server.addr, "/cgi-bin/sit?a=1").0, 504);
-    assert_eq!(get(&server.addr, "/cgi-bin/bad").0, 502);
-    assert_eq!(get(&server.addr, "/x.php").0, 504);
-    let rest = stop_telling(&mut server, &rx);
+    assert_eq!(get(&short.addr, "/cgi-bin/sit?a=1").0, 504);
+    assert_eq!(get(&short.addr, "/x.php").0, 504);
+    let timed_out = stop_telling(&mut short, &rx);
+    // What must not, on a server with the default wall time (30 s, past the client's wait):
+    // however long the shell takes to start on a busy machine, its bad head is the answer.
+    let (mut long, rx) = serve_telling(
+        flint()
+            .args(["serve", root.path().to_str().unwrap()])
+            .args(["--listen", "127.0.0.1:0", "-t", "1", "--cgi", &cgi]),
+    );
+    assert_eq!(get(&long.addr, "/cgi-bin/bad").0, 502);
+    let bad_head = stop_telling(&mut long, &rx);
     let sit = scripts.path().join("sit");
     let bad = scripts.path().join("bad");
-    for (what, request) in [
+    for (rest, what, request) in [
         (
+            &timed_out,
             format!("{}: timed out", sit.display()),
             "GET /cgi-bin/sit?a=1 HTTP/1.0",
         ),
         (
-            format!("{}: a response head: ", bad.display()),
-            "GET /cgi-bin/bad HTTP/1.0",
-        ),
-        (
+            &timed_out,
             format!("FastCGI unix:{}: timed out", socket.display()),
             "GET /x.php HTTP/1.0",
+        ),
+        (
+            &bad_head,
+            format!("{}: a response head: ", bad.display()),
+            "GET /cgi-bin/bad HTTP/1.0",
         ),
     ] {
         let lines: Vec<&String> = (rest.iter())
@@ -451,6 +464,27 @@ fn a_gateway_failure_writes_one_line_naming_what_failed_and_the_request() {
             .collect();
         assert_eq!(lines.len(), 1, "one line for {request}: {rest:?}");
         assert!(lines[0].contains(&what), "{what} in {lines:?}");
+    }
+    // Each server's failures are exactly its own: the program started and the application
+    // reached both timed out, and the bad head was a bad head, not a timeout.
+    for (rest, counts) in [
+        (
+            &timed_out,
+            "CGI 1 requests, 1 programs started; FastCGI 1 requests on 1 new connections \
+             (0 sent again); failures: 0 busy (503), 0 not started, 0 at the FastCGI application \
+             (502), 2 timed out, 0 bad heads (502), 0 died",
+        ),
+        (
+            &bad_head,
+            "CGI 1 requests, 1 programs started; FastCGI 0 requests on 0 new connections \
+             (0 sent again); failures: 0 busy (503), 0 not started, 0 at the FastCGI application \
+             (502), 0 timed out, 1 bad heads (502), 0 died",
+        ),
+    ] {
+        assert!(
+            rest.iter().any(|l| l.contains(counts)),
+            "{counts} in {rest:?}"
+        );
     }
 }
 
