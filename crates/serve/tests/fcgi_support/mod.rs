@@ -10,7 +10,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::common::*;
@@ -236,8 +236,10 @@ pub enum Step {
     /// Answers it whole after 5 ms of work, as most applications: its answer is never there
     /// when the request has only just been sent.
     AnswerAfterWork,
-    /// Reads the request only after 3 s, then answers it, as an application whose workers are
-    /// all busy: its STDIN waits on the connection meanwhile.
+    /// Reads the request only once the test opens the gate ([`Scripted::open_gate`]; at once
+    /// after that), then answers it, as an application whose workers are all busy: its STDIN
+    /// waits on the connection meanwhile. A gate not opened within a minute closes the
+    /// connection unanswered.
     ReadLate,
     /// Reads the PARAMS, lets 128 KiB of the body queue up unread (the server's writes then
     /// block), stops reading (`shutdown(SHUT_RD)`: the server's next write fails, as after a
@@ -259,6 +261,8 @@ pub struct Scripted {
     pub accepted: Arc<AtomicU64>,
     /// Connections it has closed (its plan for them done).
     pub closed: Arc<AtomicU64>,
+    /// Opened by the test: [`Step::ReadLate`] waits for it.
+    gate: Arc<AtomicBool>,
     _dir: tempfile::TempDir,
 }
 
@@ -269,7 +273,8 @@ impl Scripted {
         let listener = UnixListener::bind(&socket).expect("bind");
         let accepted = Arc::new(AtomicU64::new(0));
         let closed = Arc::new(AtomicU64::new(0));
-        let (count, done) = (accepted.clone(), closed.clone());
+        let gate = Arc::new(AtomicBool::new(false));
+        let (count, done, opened) = (accepted.clone(), closed.clone(), gate.clone());
         std::thread::spawn(move || {
             for (conn, steps) in plan.into_iter().enumerate() {
                 let Ok((mut s, _)) = listener.accept() else {
@@ -286,10 +291,11 @@ impl Scripted {
                     } else {
                         5
                     };
-                    if step == Step::ReadLate {
-                        std::thread::sleep(std::time::Duration::from_secs(3));
-                    }
-                    if read_request(&mut s, upto).is_none() || step == Step::Close {
+                    let shut = step == Step::ReadLate
+                        && !eventually(std::time::Duration::from_secs(60), || {
+                            opened.load(Ordering::SeqCst)
+                        });
+                    if shut || read_request(&mut s, upto).is_none() || step == Step::Close {
                         break;
                     }
                     if unread {
@@ -339,8 +345,14 @@ impl Scripted {
             socket,
             accepted,
             closed,
+            gate,
             _dir: dir,
         }
+    }
+
+    /// Lets [`Step::ReadLate`] read.
+    pub fn open_gate(&self) {
+        self.gate.store(true, Ordering::SeqCst);
     }
 
     pub fn addr(&self) -> String {

@@ -1,10 +1,13 @@
 //! HTTP/2 uploads of several windows to a gateway that reads them: each stream's window
 //! reopens as its program or application takes the body, so every byte arrives; and one that
 //! is slow to start reading holds the client's window without the client's body clock running
-//! out meanwhile (the client cannot send: the time is the program's).
+//! out meanwhile (the client cannot send: the time is the program's). The late reader is held
+//! by a gate the client opens only once it has been unable to send for longer than the body
+//! timeout, so the hold outlasts the timeout by construction, whatever the machine's load.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::cgi_support::*;
@@ -18,6 +21,10 @@ const STREAMS: u32 = 4;
 const BODY: usize = 1 << 20;
 /// How long the whole exchange may take on a loaded machine.
 const DEADLINE: Duration = Duration::from_secs(90);
+/// The body timeout of the late readers' tests: generous, as the client's thread must read
+/// each WINDOW_UPDATE and send the next DATA within it, which a loaded machine may delay for
+/// seconds. Their programs are held past it by a gate, not by a timeout shorter than a sleep.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A stream's answer: its status (200 if its header block starts with the indexed
 /// `:status 200`), whether it was reset, and its body.
@@ -32,6 +39,26 @@ struct Answer {
 /// Sends `STREAMS` POSTs of `BODY` bytes to `path` on one connection, feeding every window the
 /// server opens, until each stream is answered whole or reset (bounded by `DEADLINE`).
 fn upload_all(s: &mut TcpStream, path: &str) -> Vec<Answer> {
+    upload(s, path, None).0
+}
+
+/// As [`upload_all`], calling `open` once the client has been unable to send for longer than
+/// `BODY_TIMEOUT`; returns the answers and for how long it had been unable to then. "Unable"
+/// counts from the ACK of a PING sent once every stream with bytes left had no window: the
+/// server took every DATA frame before it, and no WINDOW_UPDATE came after it.
+fn upload_gated(s: &mut TcpStream, path: &str, open: &dyn Fn()) -> (Vec<Answer>, Duration) {
+    let (answers, held) = upload(s, path, Some(open));
+    let held = held.unwrap_or_else(|| {
+        panic!("not unable to send for {BODY_TIMEOUT:?} before the end: {answers:?}")
+    });
+    (answers, held)
+}
+
+fn upload(
+    s: &mut TcpStream,
+    path: &str,
+    open: Option<&dyn Fn()>,
+) -> (Vec<Answer>, Option<Duration>) {
     s.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     let ids: Vec<u32> = (0..STREAMS).map(|k| 1 + 2 * k).collect();
@@ -52,6 +79,12 @@ fn upload_all(s: &mut TcpStream, path: &str) -> Vec<Answer> {
     let mut input = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
     let start = Instant::now();
+    // WINDOW_UPDATEs seen; the count when the PING in flight was sent; since when the client
+    // is known unable to send; and for how long it had been when `open` was called.
+    let mut updates = 0u64;
+    let mut ping: Option<u64> = None;
+    let mut unable: Option<Instant> = None;
+    let mut held = None;
     while answers.iter().any(|a| !a.ended && !a.reset) {
         assert!(
             start.elapsed() < DEADLINE,
@@ -79,6 +112,17 @@ fn upload_all(s: &mut TcpStream, path: &str) -> Vec<Answer> {
                 sent[k] += n as u64;
             }
         }
+        let left = (0..ids.len()).any(|k| !answers[k].reset && sent[k] < BODY as u64);
+        if let (Some(open), None) = (open, held) {
+            if out.is_empty() && left && ping.is_none() && unable.is_none() {
+                raw::ping(&mut out, false, updates.to_be_bytes());
+                ping = Some(updates);
+            }
+            if let Some(was) = unable.map(|t| t.elapsed()).filter(|&d| d > BODY_TIMEOUT) {
+                held = Some(was);
+                open();
+            }
+        }
         s.write_all(&out).unwrap();
         let n = match s.read(&mut buf) {
             Ok(0) => panic!("closed: sent {sent:?}, {answers:?}"),
@@ -104,7 +148,14 @@ fn upload_all(s: &mut TcpStream, path: &str) -> Vec<Answer> {
                     raw::frame(&mut ack, raw::SETTINGS, raw::ACK, 0, &[]);
                     s.write_all(&ack).unwrap();
                 }
+                // The PING answered (in the guard); with no WINDOW_UPDATE since it went, the
+                // client is still unable to send.
+                (raw::PING, None) if flags & raw::ACK != 0 && ping.take() == Some(updates) => {
+                    unable = Some(Instant::now());
+                }
                 (raw::WINDOW_UPDATE, k) => {
+                    updates += 1;
+                    unable = None;
                     let inc = i64::from(u32::from_be_bytes(payload[..4].try_into().unwrap()));
                     match k {
                         Some(k) => windows[k] += inc,
@@ -126,7 +177,7 @@ fn upload_all(s: &mut TcpStream, path: &str) -> Vec<Answer> {
         }
         input.drain(..at);
     }
-    answers
+    (answers, held)
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {
@@ -146,15 +197,25 @@ fn assert_all_read(answers: &[Answer]) {
     }
 }
 
-/// A CGI program printing how many bytes of its body it read, after `wait` seconds.
-fn counting_cgi(wait: u32) -> String {
-    format!("sleep {wait}\nn=$(wc -c)\nprintf 'Content-Type: text/plain\\r\\n\\r\\n%s\\n' \"$n\"\n")
+/// A CGI program printing how many bytes of its body it read.
+const COUNTING_CGI: &str =
+    "n=$(wc -c)\nprintf 'Content-Type: text/plain\\r\\n\\r\\n%s\\n' \"$n\"\n";
+
+/// [`COUNTING_CGI`] reading only once `gate` exists; one that waits for it `DEADLINE` in vain
+/// answers that, not a count.
+fn gated_counting_cgi(gate: &Path) -> String {
+    let (gate, tries) = (gate.display(), DEADLINE.as_secs() * 10);
+    format!(
+        "i=0\nwhile [ ! -e '{gate}' ] && [ $i -lt {tries} ]; do sleep 0.1; i=$((i+1)); done\n\
+         if [ ! -e '{gate}' ]; then printf 'Content-Type: text/plain\\r\\n\\r\\nno gate\\n'; exit; fi\n\
+         {COUNTING_CGI}"
+    )
 }
 
 #[test]
 fn over_http2_uploads_of_many_windows_reach_a_reading_program_whole() {
     let scripts = Scripts::new();
-    scripts.add("count", &counting_cgi(0));
+    scripts.add("count", COUNTING_CGI);
     let srv = start(&scripts, |c| {
         c.max_body_bytes = 4 * BODY as u64;
         c.cgi_max_programs = STREAMS as usize;
@@ -184,37 +245,43 @@ fn over_http2_uploads_of_many_windows_reach_a_reading_fastcgi_application_whole(
 
 #[test]
 fn over_http2_a_program_slow_to_read_its_upload_does_not_run_out_the_clients_body_clock() {
-    // The program works three body timeouts before it reads: meanwhile its streams' windows
-    // are spent and the client cannot send.
+    // The programs read only once the client has been unable to send (their streams' windows
+    // spent) for longer than the body timeout.
     let scripts = Scripts::new();
-    scripts.add("late", &counting_cgi(3));
+    let gate = scripts.path().join("gate");
+    scripts.add("late", &gated_counting_cgi(&gate));
     let srv = start(&scripts, |c| {
         c.max_body_bytes = 4 * BODY as u64;
         c.cgi_max_programs = STREAMS as usize;
-        c.body_timeout_ms = 1000;
+        c.body_timeout_ms = BODY_TIMEOUT.as_millis() as u64;
+        c.cgi_timeout_ms = 2 * DEADLINE.as_millis() as u64;
     });
     let mut s = connect(srv.addr);
-    assert_all_read(&upload_all(&mut s, "/cgi-bin/late"));
+    let open = || std::fs::write(&gate, "").expect("open the gate");
+    let (answers, held) = upload_gated(&mut s, "/cgi-bin/late", &open);
+    assert_all_read(&answers);
+    assert!(held > BODY_TIMEOUT, "held {held:?}");
     assert_eq!(srv.stats().body_timeouts, 0);
 }
 
 #[test]
 fn over_http2_a_fastcgi_application_slow_to_read_its_upload_does_not_run_out_the_clients_body_clock(
 ) {
-    // One connection at a time, each read three body timeouts after it was made: the requests
-    // wait for the application with their windows spent.
+    // One connection at a time, the first read only once the client has been unable to send
+    // for longer than the body timeout: the requests wait for the application with their
+    // windows spent.
     let app = Scripted::new((0..STREAMS).map(|_| vec![Step::ReadLate]).collect());
     let srv = TestServer::start(|c| {
         c.fastcgi
             .push(format!("/app/={}", app.addr()).parse().unwrap());
         c.max_body_bytes = 4 * BODY as u64;
-        c.body_timeout_ms = 1000;
-        // The last request waits for the three before it.
-        c.cgi_timeout_ms = 60_000;
+        c.body_timeout_ms = BODY_TIMEOUT.as_millis() as u64;
+        // The last request waits for the gate and the three before it.
+        c.cgi_timeout_ms = 2 * DEADLINE.as_millis() as u64;
     });
     write_file(srv.root.path(), "app", "");
     let mut s = connect(srv.addr);
-    let answers = upload_all(&mut s, "/app");
+    let (answers, held) = upload_gated(&mut s, "/app", &|| app.open_gate());
     for (k, a) in answers.iter().enumerate() {
         let said = String::from_utf8_lossy(&a.body);
         assert!(
@@ -223,6 +290,7 @@ fn over_http2_a_fastcgi_application_slow_to_read_its_upload_does_not_run_out_the
             1 + 2 * k
         );
     }
+    assert!(held > BODY_TIMEOUT, "held {held:?}");
     assert_eq!(srv.stats().body_timeouts, 0);
 }
 
@@ -230,7 +298,7 @@ fn over_http2_a_fastcgi_application_slow_to_read_its_upload_does_not_run_out_the
 fn over_http2_a_client_that_stops_sending_to_a_reading_program_is_still_timed_out() {
     // The program took what came, so the window is the client's: its body clock runs.
     let scripts = Scripts::new();
-    scripts.add("count", &counting_cgi(0));
+    scripts.add("count", COUNTING_CGI);
     let srv = start(&scripts, |c| {
         c.max_body_bytes = 4 * BODY as u64;
         c.body_timeout_ms = 1000;
