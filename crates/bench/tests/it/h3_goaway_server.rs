@@ -18,7 +18,7 @@
 //! `reject` resets requests with H3_REQUEST_REJECTED (RFC 9114 4.1.1: not processed, the
 //! client may send them again), both ways as flint serve does after its GOAWAY: those at or
 //! above the GOAWAY, every other one for a path, or all of them; or a test's script decides,
-//! and may close the connection at once after a rejection (`Reject::Script`).
+//! and may close the connection as soon as a rejection is acknowledged (`Reject::Script`).
 
 use crate::quiche_server::{self, ServerThread};
 use bench::config::TlsOptions;
@@ -58,9 +58,9 @@ pub struct Plan {
     /// Which requests are reset with H3_REQUEST_REJECTED rather than answered.
     pub reject: Reject,
     /// A connection allows one request stream at a time (the next once one is done, when the
-    /// client has acknowledged its end): a request rejected and closed on at once
-    /// (`Act::RejectAndClose`) cannot be sent again on the connection before the close is read,
-    /// however the client's reads split the datagrams.
+    /// client has acknowledged its end): a request rejected and closed on (`Act::RejectAndClose`)
+    /// cannot be sent again on the connection, as the acknowledgement of its rejection that
+    /// would give its stream back closes the connection before that is sent.
     pub one_stream: bool,
 }
 
@@ -100,7 +100,8 @@ pub struct Head {
 pub enum Act {
     Take,
     Reject,
-    /// Rejects it, and closes the connection (H3_NO_ERROR) as soon as the rejection is sent.
+    /// Rejects it, and closes the connection (H3_NO_ERROR) as soon as the client has
+    /// acknowledged the rejection, before anything else is sent.
     RejectAndClose,
 }
 
@@ -228,8 +229,9 @@ struct Conn {
     /// The connection's number (from 1, in the order accepted), and request heads read on it.
     number: u64,
     seen: u64,
-    /// A rejection asks for the connection to be closed once it is sent.
-    close_now: bool,
+    /// Streams rejected with `Act::RejectAndClose`: the connection closes once QUIC has let go
+    /// of each (its reset acknowledged, `let_go`).
+    close_after: Vec<u64>,
     h3: Option<quiche::h3::Connection>,
     /// Requests counted (refused ones not), the held ones' streams, and when the last came.
     requests: u64,
@@ -306,7 +308,7 @@ fn serve(
                     quic,
                     number: n,
                     seen: 0,
-                    close_now: false,
+                    close_after: Vec::new(),
                     h3: None,
                     requests: 0,
                     held: Vec::new(),
@@ -326,6 +328,19 @@ fn serve(
             conn.heard_since = true;
         }
         for conn in conns.values_mut() {
+            // First in the turn: the acknowledgement that lets go of a rejected stream also
+            // gives the client its stream back (MAX_STREAMS), which must not go out before the
+            // close (`one_stream`). Not sooner: a rejection whose datagram was lost is sent
+            // again only while the connection is open, and a close read with the request
+            // still in flight would fail it rather than move it to a new connection.
+            if !conn.close_after.is_empty() && let_go(&mut conn.quic, &conn.close_after) {
+                conn.close_after.clear();
+                let _ = conn.quic.close(true, 0x100, b"");
+                while let Ok((n, info)) = conn.quic.send(&mut out) {
+                    let _ = sock.send_to(&out[..n], info.to);
+                }
+                continue;
+            }
             if conn
                 .quic
                 .timeout_instant()
@@ -339,12 +354,6 @@ fn serve(
             step(conn, plan, &counts, &mut buf);
             while let Ok((n, info)) = conn.quic.send(&mut out) {
                 let _ = sock.send_to(&out[..n], info.to);
-            }
-            if std::mem::take(&mut conn.close_now) {
-                let _ = conn.quic.close(true, 0x100, b"");
-                while let Ok((n, info)) = conn.quic.send(&mut out) {
-                    let _ = sock.send_to(&out[..n], info.to);
-                }
             }
             if conn.close_armed && conn.heard_since && all_acknowledged(conn) {
                 conn.close_armed = false;
@@ -408,7 +417,9 @@ fn poll_one(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>, buf: &mut [u8])
                         covered: false,
                     };
                     let act = script(head);
-                    conn.close_now |= act == Act::RejectAndClose;
+                    if act == Act::RejectAndClose {
+                        conn.close_after.push(stream);
+                    }
                     act != Act::Take
                 }
             };
@@ -590,7 +601,9 @@ fn answer_held(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
             };
             let act = script(head);
             if act != Act::Take {
-                conn.close_now |= act == Act::RejectAndClose;
+                if act == Act::RejectAndClose {
+                    conn.close_after.push(s);
+                }
                 let mut c = counts.lock().unwrap();
                 (c.refused, c.rejected) = (c.refused + 1, c.rejected + 1);
                 drop(c);
@@ -603,14 +616,19 @@ fn answer_held(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     conn.close_armed = plan.close;
 }
 
+/// QUIC has let go of each of `streams`: a rejected one once its reset is acknowledged (and
+/// the client's request read to its end, as a head with no body is).
+fn let_go(quic: &mut quiche::Connection, streams: &[u64]) -> bool {
+    (streams.iter()).all(|&s| {
+        matches!(
+            quic.stream_capacity(s),
+            Err(quiche::Error::InvalidStreamState(_))
+        )
+    })
+}
+
 /// Every response answered whole on the connection has been acknowledged (QUIC let go of its
 /// stream), so that closing drops nothing but what was cut.
 fn all_acknowledged(conn: &mut Conn) -> bool {
-    conn.bodies.is_empty()
-        && (conn.whole.iter()).all(|&s| {
-            matches!(
-                conn.quic.stream_capacity(s),
-                Err(quiche::Error::InvalidStreamState(_))
-            )
-        })
+    conn.bodies.is_empty() && let_go(&mut conn.quic, &conn.whole)
 }
