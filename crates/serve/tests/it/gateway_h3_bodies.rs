@@ -128,7 +128,17 @@ fn gathered_bodies_past_the_connections_budget_get_503_and_the_server_answers_ot
     // 40 000 (`protocol/gather.rs`), so four at most fit, and the eight do not.
     let (srv, mut d) = fx.start(|c| c.max_body_bytes = 40_000);
     let streams = open_unsaid(&mut d, "/cgi-bin/count", 8, 39_000);
-    // Every one ends (one refused meanwhile may refuse the end: it has its answer).
+    // The client has handed every byte to QUIC, not the server received them: ended now, the
+    // first bodies would start their programs and give their room back before the last came,
+    // and more than four would fit. At most four fit, so four at least are refused once all
+    // came (none has ended to give room back): the ends go only then.
+    d.until(|d| {
+        let refused = streams
+            .iter()
+            .filter(|s| d.got.get(s).is_some_and(|g| g.status != 0));
+        refused.count() >= 4
+    });
+    // Every one ends (one refused may refuse the end: it has its answer).
     for &s in &streams {
         let _ = d.client.send_body(s, &[], true);
     }
