@@ -40,7 +40,8 @@ impl From<Status> for ExitCode {
 
 /// What `--help` says about exit codes.
 pub const HELP: &str = "Exit status (every command): 0 completed; 1 the run failed (not one \
-    response succeeded, or something broke while it ran); 2 bad usage or input (nothing was \
+    response succeeded, not one page of an application workload completed, or something broke \
+    while it ran); 2 bad usage or input (nothing was \
     started); 3 a --threshold was crossed; 130 interrupted (what was measured is still reported; \
     flint serve, whose stop by SIGINT or SIGTERM is its normal end, exits 0).";
 

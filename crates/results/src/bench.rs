@@ -406,7 +406,8 @@ pub struct Http2Record {
     pub rst_streams: BTreeMap<String, u64>,
     /// GOAWAY frames received.
     pub goaways: u64,
-    /// Streams a GOAWAY left unprocessed, sent again on a new connection (not failed).
+    /// Streams the server did not process, sent again (not failed): those a GOAWAY left, on a
+    /// new connection, and those reset with REFUSED_STREAM.
     pub retried: u64,
     /// Bytes of the HPACK-encoded request header blocks sent.
     pub header_bytes_sent: u64,

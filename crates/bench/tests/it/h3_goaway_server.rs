@@ -335,10 +335,7 @@ fn serve(
             // still in flight would fail it rather than move it to a new connection.
             if !conn.close_after.is_empty() && let_go(&mut conn.quic, &conn.close_after) {
                 conn.close_after.clear();
-                let _ = conn.quic.close(true, 0x100, b"");
-                while let Ok((n, info)) = conn.quic.send(&mut out) {
-                    let _ = sock.send_to(&out[..n], info.to);
-                }
+                close(conn, &sock, &mut out);
                 continue;
             }
             if conn
@@ -357,10 +354,7 @@ fn serve(
             }
             if conn.close_armed && conn.heard_since && all_acknowledged(conn) {
                 conn.close_armed = false;
-                let _ = conn.quic.close(true, 0x100, b"");
-                while let Ok((n, info)) = conn.quic.send(&mut out) {
-                    let _ = sock.send_to(&out[..n], info.to);
-                }
+                close(conn, &sock, &mut out);
             }
         }
         let before = conns.len();
@@ -372,6 +366,14 @@ fn serve(
         if idle {
             c.last_idle_turn = c.turns;
         }
+    }
+}
+
+/// Closes the connection (H3_NO_ERROR) and sends the close.
+fn close(conn: &mut Conn, sock: &UdpSocket, out: &mut [u8]) {
+    let _ = conn.quic.close(true, 0x100, b"");
+    while let Ok((n, info)) = conn.quic.send(out) {
+        let _ = sock.send_to(&out[..n], info.to);
     }
 }
 
@@ -516,11 +518,7 @@ fn go_away(conn: &mut Conn, plan: Plan, counts: &Mutex<Counts>) {
     conn.held.sort_unstable();
     let id = match conn.held.get(plan.cover) {
         Some(&s) => s,
-        None => conn
-            .held
-            .last()
-            .max(conn.top_answered.as_ref())
-            .map_or(0, |s| s + 4),
+        None => conn.held.last().map_or(0, |s| s + 4),
     }
     .max(above_answered(conn));
     let Some(h3) = conn.h3.as_mut() else { return };

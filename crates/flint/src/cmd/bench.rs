@@ -389,7 +389,8 @@ fn stopped_early(result: &RunResult, missing_files: Option<&str>) -> Option<Stri
 }
 
 /// Reports the run where they go, judges its thresholds, writes its files, and says how it
-/// ended: interrupted, failed (not one response succeeded), a threshold crossed, or completed.
+/// ended: interrupted, failed (not one response succeeded, or not one page of an application
+/// workload completed), a threshold crossed, or completed.
 /// `missing_files`: what a run that stopped early on 4xx responses should suggest (`flint run
 /// --target` knows which files the server lacks), in place of the usual hint.
 pub fn finish(

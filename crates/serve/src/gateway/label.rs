@@ -52,18 +52,16 @@ impl RequestLabel {
     }
 }
 
-/// `request: "GET /x HTTP/1.1"`, control bytes, non-ASCII, `"` and `\` as `\xHH`.
+/// `request: "GET /x HTTP/1.1"`, escaped by the access log's rule (control bytes, non-ASCII,
+/// `"` and `\` as `\xHH`). Only a failure's line is written, so the copy it escapes into is
+/// no per-request cost.
 impl fmt::Display for RequestLabel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("request: \"")?;
-        for &c in self.bytes() {
-            if (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\' {
-                write!(f, "{}", c as char)?;
-            } else {
-                write!(f, "\\x{c:02X}")?;
-            }
-        }
-        f.write_str("\"")
+        let mut escaped = Vec::with_capacity(4 * LABEL_BYTES);
+        crate::access_log::escape_into(&mut escaped, self.bytes());
+        // Escaped, every byte is printable ASCII.
+        let text = std::str::from_utf8(&escaped).map_err(|_| fmt::Error)?;
+        write!(f, "request: \"{text}\"")
     }
 }
 

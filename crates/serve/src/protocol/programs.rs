@@ -339,10 +339,8 @@ impl<Id: Copy> Programs<Id> {
         w: &mut Worker,
         ctx: &mut S::Ctx,
     ) -> (bool, Option<GatewayEnd>) {
-        let (id, p, request) = {
-            let (id, p, request) = &mut self.list[k];
-            (*id, p, *request)
-        };
+        let (id, p, request) = &mut self.list[k];
+        let id = *id;
         let mut moved = false;
         loop {
             let body = side.gateway_body(id);
