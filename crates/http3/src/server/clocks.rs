@@ -261,7 +261,8 @@ pub(super) fn expire(
         }
         conn.heads.remove(0);
         // A stream already gone (reset by the client, or a number it skipped) is not counted.
-        let reset = super::resets::shut_stream(conn, stream, H3_REQUEST_INCOMPLETE);
+        let reset = super::ending::end(conn, stream, H3_REQUEST_INCOMPLETE);
+        body_ended(conn, stream);
         counts.header_timeouts += u64::from(reset.unwrap_or(false));
         heads_reset = true;
     }
@@ -339,7 +340,8 @@ fn expire_bodies(
         // A response not whole yet is cut with the request: the caller is told, so it lets
         // go of what it kept to send (or of the request it was reading).
         if !body.answered {
-            let _ = super::resets::shut_stream(conn, stream, H3_REQUEST_INCOMPLETE);
+            let _ = super::ending::end(conn, stream, H3_REQUEST_INCOMPLETE);
+            body_ended(conn, stream);
             let id = RequestId { conn: id, stream };
             let code = H3_REQUEST_INCOMPLETE;
             events.push_back(ServerEvent::Reset { id, code });
