@@ -25,6 +25,7 @@ pub use spec::{RequestSpec, PLAIN_GET};
 
 use crate::app::plan::{Plan, PlanWire};
 use crate::report::words::count_of;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -336,7 +337,9 @@ impl Workload {
             .collect();
         if let Some(plan) = self.plan() {
             let plan = (plan.under_defaults(&defaults.headers)).map_err(WorkloadError::Invalid)?;
-            self.app = AppPlan(Some(Arc::new(plan)));
+            if let Cow::Owned(plan) = plan {
+                self.app = AppPlan(Some(Arc::new(plan)));
+            }
         }
         Ok(self)
     }

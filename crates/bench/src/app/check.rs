@@ -9,6 +9,7 @@ mod json;
 pub use super::fields::Fields;
 pub use super::spelling::{Length, Statuses};
 use super::template::{Escape, Names, Template, Values};
+use crate::stats::ErrorKind;
 use json::{holds_template, json_equal, text_equal, JsonWant};
 use regex::bytes::Regex;
 use std::collections::BTreeMap;
@@ -79,15 +80,32 @@ pub enum CheckKind {
 }
 
 impl CheckKind {
+    /// Every check kind, in the order of their error kinds in `ErrorKind::ALL`.
+    pub const ALL: [CheckKind; 6] = [
+        CheckKind::Status,
+        CheckKind::Header,
+        CheckKind::ContentType,
+        CheckKind::Body,
+        CheckKind::Json,
+        CheckKind::Length,
+    ];
+
     /// The error kind's name in reports and thresholds.
     pub fn name(self) -> &'static str {
-        match self {
-            CheckKind::Status => "check_status",
-            CheckKind::Header => "check_header",
-            CheckKind::ContentType => "check_content_type",
-            CheckKind::Body => "check_body",
-            CheckKind::Json => "check_json",
-            CheckKind::Length => "check_length",
+        ErrorKind::from(self).name()
+    }
+}
+
+/// The error kind a failed check is counted as: the one place a check kind is mapped to it.
+impl From<CheckKind> for ErrorKind {
+    fn from(kind: CheckKind) -> ErrorKind {
+        match kind {
+            CheckKind::Status => ErrorKind::CheckStatus,
+            CheckKind::Header => ErrorKind::CheckHeader,
+            CheckKind::ContentType => ErrorKind::CheckContentType,
+            CheckKind::Body => ErrorKind::CheckBody,
+            CheckKind::Json => ErrorKind::CheckJson,
+            CheckKind::Length => ErrorKind::CheckLength,
         }
     }
 }

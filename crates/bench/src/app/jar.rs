@@ -12,7 +12,7 @@
 //!   stored a cookie still held (a session cookie with a `Path`: storing it again would change
 //!   nothing) is not parsed again.
 
-use cookie_store::{CookieStore, StoreAction};
+use cookie_store::{CookieDomain, CookieStore, StoreAction};
 use std::collections::VecDeque;
 use url::Url;
 
@@ -21,19 +21,35 @@ use url::Url;
 /// works in browsers works here.
 pub const MAX_COOKIES_PER_DOMAIN: usize = 50;
 
-/// One cookie kept, by the store's key, with a copy of it as the store holds it: a request's
-/// `Cookie` field is written from the copies, as `kept` orders them, with no lookup in the
-/// store's hash maps per cookie per request.
+/// One cookie kept: a copy of it as the store holds it, whose domain, path and name are its key
+/// in the store. A request's `Cookie` field is written from the copies, as `kept` orders them,
+/// with no lookup in the store's hash maps per cookie per request.
 struct Kept {
-    domain: String,
-    path: String,
-    name: String,
     cookie: cookie_store::Cookie<'static>,
     /// When it was created, in cookies stored by this jar (an update keeps it, as RFC 6265
     /// keeps the creation time).
     created: u64,
     /// The `Set-Cookie` text that stored it, when storing that text again changes nothing.
     set_by: Option<Box<[u8]>>,
+}
+
+impl Kept {
+    /// The store's key of the cookie: its domain, path and name.
+    fn key(&self) -> (&str, &str, &str) {
+        (
+            domain_of(&self.cookie),
+            &self.cookie.path,
+            self.cookie.name(),
+        )
+    }
+}
+
+/// A cookie's domain as the store keys it (the store refuses a cookie without one).
+fn domain_of<'c>(cookie: &'c cookie_store::Cookie<'_>) -> &'c str {
+    match &cookie.domain {
+        CookieDomain::HostOnly(d) | CookieDomain::Suffix(d) => d,
+        CookieDomain::NotPresent | CookieDomain::Empty => "",
+    }
 }
 
 /// One Webchild's cookies (see the module's doc); empty at first, as a new browser's.
@@ -70,8 +86,8 @@ impl Jar {
     /// (`localhost`, 127.0.0.0/8, `::1`) counts as secure, as browsers count it.
     pub fn store(&mut self, text: &[u8], url: &Url) {
         let unchanged = self.kept.iter().any(|k| {
-            k.set_by.as_deref() == Some(text)
-                && self.store.get(&k.domain, &k.path, &k.name).is_some()
+            let (domain, path, name) = k.key();
+            k.set_by.as_deref() == Some(text) && self.store.get(domain, path, name).is_some()
         });
         if unchanged {
             return;
@@ -90,9 +106,6 @@ impl Jar {
         let again = cookie.path.is_from_path_attr() && !cookie.is_persistent();
         let cookie = cookie.into_owned();
         let kept = Kept {
-            domain: String::from(&cookie.domain),
-            path: String::from(&cookie.path),
-            name: cookie.name().to_owned(),
             cookie: cookie.clone(),
             created: self.created,
             set_by: again.then(|| text.into()),
@@ -100,16 +113,16 @@ impl Jar {
         match self.store.insert(cookie, url) {
             Ok(StoreAction::Inserted) => {
                 self.created += 1;
-                let domain = kept.domain.clone();
                 // After every cookie of a path as long or longer: the newest of its length.
-                let at = (self.kept.iter()).position(|k| k.path.len() < kept.path.len());
-                self.kept.insert(at.unwrap_or(self.kept.len()), kept);
-                self.evict_beyond_cap(&domain);
+                let len = kept.cookie.path.len();
+                let at = (self.kept.iter()).position(|k| k.cookie.path.len() < len);
+                let at = at.unwrap_or(self.kept.len());
+                self.kept.insert(at, kept);
+                self.evict_beyond_cap(at);
             }
             Ok(StoreAction::UpdatedExisting) => {
-                let same = |k: &&mut Kept| {
-                    k.domain == kept.domain && k.path == kept.path && k.name == kept.name
-                };
+                let key = kept.key();
+                let same = |k: &&mut Kept| k.key() == key;
                 // An update keeps the cookie's place (RFC 6265 keeps its creation time).
                 if let Some(k) = self.kept.iter_mut().find(same) {
                     k.cookie = kept.cookie;
@@ -140,31 +153,29 @@ impl Jar {
         any
     }
 
-    /// Evicts the oldest cookie of `domain` (the first created, whatever its path) when it
-    /// holds more than its share.
-    fn evict_beyond_cap(&mut self, domain: &str) {
-        let held = self.kept.iter().filter(|k| k.domain == domain).count();
-        if held <= MAX_COOKIES_PER_DOMAIN {
+    /// Evicts the oldest cookie of the domain of `kept[stored]`, the cookie just stored (the
+    /// first created, whatever its path), when that domain holds more than its share.
+    fn evict_beyond_cap(&mut self, stored: usize) {
+        let domain = domain_of(&self.kept[stored].cookie);
+        let of_domain =
+            || (self.kept.iter().enumerate()).filter(|(_, k)| domain_of(&k.cookie) == domain);
+        if of_domain().count() <= MAX_COOKIES_PER_DOMAIN {
             return;
         }
-        let of_domain = self
-            .kept
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| k.domain == domain);
-        if let Some((i, _)) = of_domain.min_by_key(|(_, k)| k.created) {
-            if let Some(k) = self.kept.remove(i) {
-                self.store.remove(&k.domain, &k.path, &k.name);
-            }
+        let oldest = of_domain().min_by_key(|(_, k)| k.created).map(|(i, _)| i);
+        if let Some(k) = oldest.and_then(|i| self.kept.remove(i)) {
+            let (domain, path, name) = k.key();
+            self.store.remove(domain, path, name);
         }
     }
 
     fn drop_expired(&mut self) {
         let store = &mut self.store;
         self.kept.retain(|k| {
-            let live = store.get(&k.domain, &k.path, &k.name).is_some();
+            let (domain, path, name) = k.key();
+            let live = store.get(domain, path, name).is_some();
             if !live {
-                store.remove(&k.domain, &k.path, &k.name);
+                store.remove(domain, path, name);
             }
             live
         });

@@ -211,22 +211,29 @@ impl Plan {
     /// carries unless its entry gives a field of the same name: a form's `Content-Type` among
     /// them makes the body of each entry without a `Content-Type` of its own a form, its values
     /// `+`/percent-encoded. It is written into those entries, so that a worker compiling the
-    /// plan from them ([`PlanWire`]) builds the same bodies.
-    pub fn under_defaults(&self, defaults: &[(String, String)]) -> Result<Plan, String> {
+    /// plan from them ([`PlanWire`]) builds the same bodies. This plan itself when that changes
+    /// no entry.
+    pub fn under_defaults(&self, defaults: &[(String, String)]) -> Result<Cow<'_, Plan>, String> {
         let is_type = |n: &str| n.eq_ignore_ascii_case("content-type");
         let Some(form) = defaults.iter().find(|(n, v)| is_type(n) && is_form(v)) else {
-            return Ok(self.clone());
+            return Ok(Cow::Borrowed(self));
         };
+        let becomes_form = |e: &Entry| {
+            let own = e.spec.headers.iter().any(|(n, _)| is_type(n));
+            e.spec.body.is_some() && !own
+        };
+        if !self.entries.iter().flatten().any(becomes_form) {
+            return Ok(Cow::Borrowed(self));
+        }
         let mut wire = self.to_wire(&[1], 0);
         let mut pages = wire.pages.into_owned();
         for e in pages.iter_mut().flatten() {
-            let own = e.spec.headers.iter().any(|(n, _)| is_type(n));
-            if e.spec.body.is_some() && !own {
+            if becomes_form(e) {
                 e.spec.headers.push(form.clone());
             }
         }
         wire.pages = Cow::Owned(pages);
-        Plan::from_wire(wire)
+        Plan::from_wire(wire).map(Cow::Owned)
     }
 }
 

@@ -8,6 +8,7 @@
 //! the client itself started each page). docs/latency.md says what each row spans.
 
 use super::{figures, load_shape_text, load_text, run_mode_text, stop_text};
+use crate::app::check::CheckKind;
 use crate::stats::{ErrorKind, LatencySummary};
 use crate::RunResult;
 use std::fmt::Write;
@@ -354,7 +355,7 @@ fn check_failures(r: &RunResult) -> String {
         if s.errors.get(ErrorKind::ExtractMissing) > 0 {
             why.push("see extract_missing");
         }
-        if ErrorKind::CHECKS.iter().any(|&k| s.errors.get(k) > 0) {
+        if CheckKind::ALL.iter().any(|&k| s.errors.get(k.into()) > 0) {
             why.push("a failed check forgets its file's values");
         }
         if r.workload.plan().is_some_and(|p| p.options.reset_per_page) {

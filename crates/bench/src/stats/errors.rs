@@ -153,16 +153,6 @@ impl ErrorKind {
         ErrorKind::UnsafeValueUnsent,
     ];
 
-    /// The kinds of an application workload's failed checks.
-    pub const CHECKS: [ErrorKind; 6] = [
-        ErrorKind::CheckStatus,
-        ErrorKind::CheckHeader,
-        ErrorKind::CheckContentType,
-        ErrorKind::CheckBody,
-        ErrorKind::CheckJson,
-        ErrorKind::CheckLength,
-    ];
-
     /// The kinds that are a complete response counted as an error: its status (by default
     /// 4xx and 5xx; with `--expect-status`, any status not in it), a redirect past
     /// `--redirect N`, or an application workload's response that failed a check or an

@@ -94,3 +94,24 @@ fn an_entrys_own_content_type_wins_over_the_command_lines_form() {
         .unwrap();
     assert_eq!(sent(&w).0, "name=a b&c=d/é");
 }
+
+/// A command line that makes no body a form leaves the plan as the workload compiled it (the
+/// same plan, not a copy of it): one that says nothing of the type, and a form type over an
+/// entry with a `Content-Type` of its own.
+#[test]
+fn a_command_line_that_changes_no_body_leaves_the_plan_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = ", headers = { \"content-type\" = \"text/plain\" }";
+    let form = format!("Content-Type: {FORM}");
+    for (own, header) in [("", "X-A: 1"), (own, form.as_str())] {
+        let w = workload(dir.path(), own);
+        let compiled: *const bench::app::plan::Plan = w.plan().unwrap();
+        let w = w.with_defaults(&cli(&[header])).unwrap();
+        assert!(std::ptr::eq(compiled, w.plan().unwrap()), "{own} {header}");
+    }
+    // One that makes a body a form compiles the plan again.
+    let w = workload(dir.path(), "");
+    let compiled: *const bench::app::plan::Plan = w.plan().unwrap();
+    let w = w.with_defaults(&cli(&[&form])).unwrap();
+    assert!(!std::ptr::eq(compiled, w.plan().unwrap()));
+}

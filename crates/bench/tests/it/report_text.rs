@@ -310,3 +310,25 @@ fn a_clean_one_file_run_repeats_nothing_and_tells_no_unfinished() {
         "{text}"
     );
 }
+
+/// Requests not sent for a value never extracted are told why; a failed check of any kind is
+/// one reason (it forgets its file's values), and only when a check failed.
+#[test]
+fn the_unsent_for_a_missing_value_are_told_a_failed_check_of_any_kind_forgets_it() {
+    use bench::stats::ErrorKind;
+    let mut r = one_file();
+    r.stats.errors.add(ErrorKind::MissingValueUnsent);
+    let text = summary(&r);
+    assert!(text.contains("Not sent:  1 request"), "{text}");
+    assert!(!text.contains("a failed check forgets"), "{text}");
+    let checks = ErrorKind::ALL
+        .into_iter()
+        .filter(|k| k.name().starts_with("check_"));
+    assert_eq!(checks.clone().count(), 6);
+    for kind in checks {
+        let mut r = r.clone();
+        r.stats.errors.add(kind);
+        let text = summary(&r);
+        assert!(text.contains("a failed check forgets"), "{kind:?}: {text}");
+    }
+}

@@ -10,7 +10,7 @@ mod limits;
 pub mod profile;
 
 pub use args::{join_tls_version, BenchArgs, HttpArg, LoadArgs, ReportArg, TlsArg};
-pub use limits::raise_open_files;
+pub use limits::{default_threads, raise_open_files};
 
 use crate::exit::{self, Status};
 use crate::output::{self, Stream};

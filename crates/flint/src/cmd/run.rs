@@ -6,8 +6,8 @@
 //! `flint run` needs nothing installed and cannot collide with anything else on the machine.
 
 use super::bench::{
-    check_outputs, check_pipeline, check_tls_options, finish, install_stop_handler, prepare,
-    run_error, HttpArg, LoadArgs, ReportArg,
+    check_outputs, check_pipeline, check_tls_options, default_threads, finish,
+    install_stop_handler, prepare, run_error, HttpArg, LoadArgs, ReportArg,
 };
 use super::fileset::MixArg;
 use anyhow::Context;
@@ -160,11 +160,10 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     status
 }
 
-/// The load's threads when `-t` is not given: the cores the server leaves (the help says so:
-/// `-t` in `flint run --help`), at most one a Webchild as bench's default, so that no note is
-/// printed for a default; at least one.
+/// The load's threads when `-t` is not given: bench's default on the cores the server leaves
+/// (the help says so: `-t` in `flint run --help`), so that no note is printed for a default.
 fn run_threads(cores: usize, clients: usize) -> usize {
-    (cores - cores / 2).min(clients).max(1)
+    default_threads(clients, cores - cores / 2)
 }
 
 #[cfg(test)]

@@ -391,3 +391,19 @@ fn a_header_equals_failure_says_what_came() {
         r#"X-User: "ann" where "nobody" was expected"#
     );
 }
+
+/// Each check kind is counted as an error kind of its own, and every error kind named as a
+/// check is one of them: `CheckKind::ALL` misses none, so the summary's note on failed checks
+/// sees every one.
+#[test]
+fn each_check_kind_is_an_error_kind_of_its_own_and_all_of_them_are_listed() {
+    use crate::stats::ErrorKind;
+    let counted: Vec<ErrorKind> = CheckKind::ALL.map(ErrorKind::from).to_vec();
+    let named: Vec<ErrorKind> = (ErrorKind::ALL.into_iter())
+        .filter(|k| k.name().starts_with("check_"))
+        .collect();
+    assert_eq!(counted, named);
+    for c in CheckKind::ALL {
+        assert_eq!(c.name(), ErrorKind::from(c).name());
+    }
+}

@@ -4,7 +4,7 @@
 
 use super::head_fields::sets_cookie;
 use super::{set_path, AppExchange};
-use crate::app::check::{Answer, CheckKind};
+use crate::app::check::Answer;
 use crate::app::fields::Fields;
 use crate::app::plan::MAX_KEPT_BODY;
 use crate::app::session::Session;
@@ -148,7 +148,7 @@ impl AppExchange {
         if let Some(expect) = &file.expect {
             if let Err(f) = expect.check(&answer, &mut self.session, &mut self.scratch) {
                 forget(&mut self.session);
-                return fail(check_kind(f.kind), f.detail, stats);
+                return fail(f.kind.into(), f.detail, stats);
             }
             if expect.decides_status() {
                 verdict = Verdict::Passed;
@@ -192,16 +192,5 @@ fn keep_cookies(app: &mut AppExchange, headers: Fields<'_>, path: &[u8]) {
             std::str::from_utf8(path).unwrap_or("/"),
         );
         app.session.store_cookies(&app.cookie_url, set_cookies);
-    }
-}
-
-fn check_kind(kind: CheckKind) -> ErrorKind {
-    match kind {
-        CheckKind::Status => ErrorKind::CheckStatus,
-        CheckKind::Header => ErrorKind::CheckHeader,
-        CheckKind::ContentType => ErrorKind::CheckContentType,
-        CheckKind::Body => ErrorKind::CheckBody,
-        CheckKind::Json => ErrorKind::CheckJson,
-        CheckKind::Length => ErrorKind::CheckLength,
     }
 }

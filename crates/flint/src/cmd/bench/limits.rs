@@ -10,10 +10,10 @@ use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 /// The event-loop threads a run uses, and a note when that is not what was asked for: at most
 /// one per Webchild (an idle loop measures nothing) and one per core.
 pub fn threads(requested: Option<usize>, clients: usize, cores: usize) -> (usize, Option<String>) {
-    let cores = cores.max(1);
     let Some(asked) = requested else {
-        return (cores.min(clients).max(1), None);
+        return (default_threads(clients, cores), None);
     };
+    let cores = cores.max(1);
     let used = asked.min(clients).min(cores).max(1);
     if used == asked {
         return (used, None);
@@ -25,6 +25,12 @@ pub fn threads(requested: Option<usize>, clients: usize, cores: usize) -> (usize
     };
     let note = format!("-t {asked}: using {used} thread{}, {why}", plural(used));
     (used, Some(note))
+}
+
+/// The event-loop threads of a run not given `-t`: one per core of `cores`, at most one per
+/// Webchild, at least one.
+pub fn default_threads(clients: usize, cores: usize) -> usize {
+    cores.max(1).min(clients).max(1)
 }
 
 fn plural(n: usize) -> &'static str {
