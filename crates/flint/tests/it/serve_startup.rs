@@ -489,6 +489,35 @@ fn a_gateway_failure_writes_one_line_naming_what_failed_and_the_request() {
 }
 
 #[test]
+fn a_proxied_request_that_fails_at_its_upstream_is_named_in_its_line() {
+    // An upstream that reads each request's head, then closes without an answer.
+    let upstream = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = upstream.local_addr().unwrap();
+    std::thread::spawn(move || {
+        while let Ok((c, _)) = upstream.accept() {
+            let mut head = Vec::new();
+            let mut r = BufReader::new(c);
+            while !head.ends_with(b"\r\n\r\n") && r.read_until(b'\n', &mut head).unwrap_or(0) > 0 {}
+        }
+    });
+    let root = tempfile::tempdir().unwrap();
+    let mount = format!("/api/=http://{up}");
+    let (mut server, rx) = serve_telling(
+        flint()
+            .args(["serve", root.path().to_str().unwrap()])
+            .args(["--listen", "127.0.0.1:0", "-t", "1", "--proxy", &mount]),
+    );
+    assert_eq!(get(&server.addr, "/api/x?a=1").0, 502);
+    let rest = stop_telling(&mut server, &rx);
+    let what = format!("proxy {up}: the upstream closed the connection before its response head");
+    let lines: Vec<&String> = (rest.iter())
+        .filter(|l| l.contains("request: \"GET /api/x?a=1 HTTP/1.0\""))
+        .collect();
+    assert_eq!(lines.len(), 1, "one line for the request: {rest:?}");
+    assert!(lines[0].contains(&what), "{what} in {lines:?}");
+}
+
+#[test]
 fn basic_auth_protects_its_prefix_in_its_realm_and_the_exit_summary_counts_it() {
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir(root.path().join("private")).unwrap();

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 
+use super::label::RequestLabel;
 use super::upstream::{Pool, Stream, TlsUpstream};
 use crate::config::{Cidr, FastCgiAddr, Forwarding, ProxyMount};
 use crate::tls_setup::upstream::{setup_error, tls_config};
@@ -324,7 +325,12 @@ impl super::Gateways {
     /// (`Exchange::may_retry`): its address marked failed, the request sent again on a
     /// new connection to another address (the same one when it came from the pool and the
     /// mount has no other: the upstream closed an idle connection as it was taken).
-    pub fn retry_proxy(&mut self, x: &mut Exchange, now: Instant) -> std::io::Result<()> {
+    pub fn retry_proxy(
+        &mut self,
+        x: &mut Exchange,
+        request: &RequestLabel,
+        now: Instant,
+    ) -> std::io::Result<()> {
         let reused_only = !self.proxies.has_other(x.mount, x.addr);
         if !x.may_retry() || (reused_only && !x.reused) {
             return Err(std::io::Error::other("not retried"));
@@ -339,7 +345,8 @@ impl super::Gateways {
         let stream = a.connect()?;
         x.slot = self.fcgi_pool.renew_slot(x.slot);
         let (group, name) = (a.group, a.name.clone());
-        x.retry(stream, addr, group, name, &self.registry, now)
+        x.retry(stream, addr, group, name, &self.registry, now)?;
+        x.send_pending(request)
     }
 
     /// A proxied request failed at its address (refused, reset or silent past a timeout):

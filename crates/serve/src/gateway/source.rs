@@ -6,6 +6,7 @@
 
 use std::time::Instant;
 
+use super::label::RequestLabel;
 use super::{fcgi, proxy, Program};
 
 /// Where a request's response comes from: a program's pipes, or a FastCGI application's
@@ -58,12 +59,15 @@ impl Source {
         }
     }
 
-    pub fn write_stdin(&mut self, data: &[u8]) -> std::io::Result<usize> {
+    /// Request body bytes in; returns how many were taken. `request` is its request, as a
+    /// failure's error-log line names it (a proxied request's; the list of sources keeps it,
+    /// `protocol/programs.rs`), as in [`Source::send_pending`] and [`Source::read_stdout`].
+    pub fn write_stdin(&mut self, data: &[u8], request: &RequestLabel) -> std::io::Result<usize> {
         match self {
             Source::Starting(_) => Err(std::io::ErrorKind::WouldBlock.into()),
             Source::Program(p) => p.write_stdin(data),
             Source::FastCgi(x) => x.write_stdin(data),
-            Source::Proxy(x) => x.write_stdin(data),
+            Source::Proxy(x) => x.write_stdin(data, request),
         }
     }
 
@@ -87,10 +91,10 @@ impl Source {
 
     /// Writes what the source has pending that no body byte waits for (FastCGI: the request's
     /// records when its body is empty or ended). A failure shows when the response is read.
-    pub fn send_pending(&mut self) {
+    pub fn send_pending(&mut self, request: &RequestLabel) {
         match self {
             Source::FastCgi(x) => drop(x.send_pending()),
-            Source::Proxy(x) => drop(x.send_pending()),
+            Source::Proxy(x) => drop(x.send_pending(request)),
             Source::Program(_) | Source::Starting(_) => {}
         }
     }
@@ -107,12 +111,16 @@ impl Source {
         }
     }
 
-    pub fn read_stdout(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+    pub fn read_stdout(
+        &mut self,
+        buf: &mut [u8],
+        request: &RequestLabel,
+    ) -> std::io::Result<usize> {
         match self {
             Source::Starting(_) => Err(std::io::ErrorKind::WouldBlock.into()),
             Source::Program(p) => p.read_stdout(buf),
             Source::FastCgi(x) => x.read_stdout(buf),
-            Source::Proxy(x) => x.read_stdout(buf),
+            Source::Proxy(x) => x.read_stdout(buf, request),
         }
     }
 

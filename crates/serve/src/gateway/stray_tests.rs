@@ -16,6 +16,7 @@ use mio::{Events, Poll, Token, Waker};
 
 use crate::config::Config;
 use crate::gateway::asked::asked_h1;
+use crate::gateway::label::RequestLabel;
 use crate::gateway::proxy::request::forward;
 use crate::gateway::proxy::Exchange;
 use crate::gateway::upstream::{Buffers, POOL_TOKEN};
@@ -60,7 +61,7 @@ fn response(poll: &mut Poll, g: &mut Gateways, x: &mut Exchange) -> Vec<u8> {
     while !x.stdout_done() {
         assert!(Instant::now() < until, "the response came");
         loop {
-            match x.read_stdout(&mut buf) {
+            match x.read_stdout(&mut buf, &RequestLabel::default()) {
                 Ok(0) => break,
                 Ok(n) => got.extend_from_slice(&buf[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
@@ -98,7 +99,7 @@ fn late_bytes_that_arrive_between_a_poll_and_the_take_are_never_the_answer() {
     // A first request on a new connection, answered, its connection pooled.
     let mut x = start_get(&mut g, 1);
     let (mut peer, _) = upstream.accept().unwrap();
-    x.send_pending().unwrap();
+    x.send_pending(&RequestLabel::default()).unwrap();
     assert!(request_on(&mut peer).starts_with(b"GET /api/x"));
     peer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         .unwrap();
@@ -113,7 +114,7 @@ fn late_bytes_that_arrive_between_a_poll_and_the_take_are_never_the_answer() {
     peer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSTOLEN")
         .unwrap();
     let mut x = start_get(&mut g, 2);
-    x.send_pending().unwrap();
+    x.send_pending(&RequestLabel::default()).unwrap();
     let reused = x.reused;
     // The upstream answers it where it came.
     let mut answering = if reused {
@@ -174,7 +175,7 @@ fn a_take_peek_that_finds_the_connection_closed_is_counted_as_a_read() {
     wake_up(&mut poll, &mut g);
     let mut x = start_get(&mut g, 1);
     let (mut peer, _) = upstream.accept().unwrap();
-    x.send_pending().unwrap();
+    x.send_pending(&RequestLabel::default()).unwrap();
     assert!(request_on(&mut peer).starts_with(b"GET /api/x"));
     peer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         .unwrap();
@@ -198,7 +199,7 @@ fn a_take_peek_that_finds_the_connection_closed_is_counted_as_a_read() {
     assert_eq!(g.take_dropped_peeks(), 0, "handed to the stats once");
     assert_eq!(x.reads, 0, "the new connection not read yet");
     assert!(first >= 1, "the first response took a read");
-    x.send_pending().unwrap();
+    x.send_pending(&RequestLabel::default()).unwrap();
     let (mut fresh, _) = upstream.accept().unwrap();
     assert!(request_on(&mut fresh).starts_with(b"GET /api/x"));
     g.retire_source(Source::Proxy(Box::new(x)), false, Instant::now());

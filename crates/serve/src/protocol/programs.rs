@@ -51,6 +51,8 @@ pub(crate) trait Side {
 /// One side's running sources, by request, and the token their events come under.
 #[derive(Debug)]
 pub(crate) struct Programs<Id> {
+    /// Each source with its request's id and label: the label is kept here alone, lent to the
+    /// source's calls that may log a failure (a proxied request's own lines name it too).
     pub list: Vec<(Id, Source, RequestLabel)>,
     /// The side's token: a program's pipes are registered under `token | PROGRAM_TOKEN`, a
     /// pooled connection's slot routes to it.
@@ -115,9 +117,8 @@ impl<Id: Copy> Programs<Id> {
             w.stats.proxy_reads += g.take_dropped_peeks();
             match started {
                 // Connections are counted as they end (`end_program`), once they connected.
-                Ok((mut x, _reused, retried)) => {
+                Ok((x, _reused, retried)) => {
                     w.stats.proxy_retries += u64::from(retried);
-                    x.request = request;
                     self.list.push((id, Source::Proxy(Box::new(x)), request));
                 }
                 Err(e) => {
@@ -340,7 +341,7 @@ impl<Id: Copy> Programs<Id> {
         ctx: &mut S::Ctx,
     ) -> (bool, Option<GatewayEnd>) {
         let (id, p, request) = &mut self.list[k];
-        let id = *id;
+        let (id, request) = (*id, &*request);
         let mut moved = false;
         loop {
             let body = side.gateway_body(id);
@@ -357,7 +358,7 @@ impl<Id: Copy> Programs<Id> {
                 moved = true;
                 continue;
             }
-            match p.write_stdin(body) {
+            match p.write_stdin(body, request) {
                 Ok(n) => {
                     side.gateway_body_taken(id, n, w.now);
                     moved = true;
@@ -367,13 +368,13 @@ impl<Id: Copy> Programs<Id> {
                 Err(_) => p.close_stdin(),
             }
         }
-        p.send_pending();
+        p.send_pending(request);
         let limit = w
             .gateways
             .as_ref()
             .map_or(u64::MAX, |g| g.limits.max_output);
         while side.gateway_wants_output(id) && !p.stdout_done() {
-            match p.read_stdout(buf) {
+            match p.read_stdout(buf, request) {
                 Ok(0) => moved = true,
                 Ok(n) => {
                     moved = true;
@@ -413,7 +414,7 @@ impl<Id: Copy> Programs<Id> {
                             // The connection given up, counted if it was one (a refused
                             // connect is none); the new one is counted when it ends.
                             let opened = x.opened();
-                            if g.retry_proxy(x, w.now).is_ok() {
+                            if g.retry_proxy(x, request, w.now).is_ok() {
                                 w.stats.proxy_connects += u64::from(opened);
                                 w.stats.proxy_retries += 1;
                                 moved = true;

@@ -174,6 +174,73 @@ impl<S: Read + Write> Client<S> {
 #[allow(unused_imports)] // not every test binary writes raw frames
 pub use test_support::h2 as raw;
 
+/// Uploads under way on one connection: their streams, the bytes each has sent of its body,
+/// and the client's send windows (the connection's and each stream's, from 65,535).
+pub struct Uploads {
+    pub ids: Vec<u32>,
+    pub sent: Vec<u64>,
+    body: u64,
+    conn_window: i64,
+    windows: Vec<i64>,
+}
+
+impl Uploads {
+    /// The length of stream `k`'s next DATA frame, counted as sent: at most `most`, as far as
+    /// its window, the connection's and the rest of its body allow (0: nothing may go now).
+    pub fn take(&mut self, k: usize, most: usize) -> usize {
+        let left = self.body - self.sent[k];
+        let n = (most as i64)
+            .min(self.windows[k])
+            .min(self.conn_window)
+            .min(left as i64);
+        if n <= 0 {
+            return 0;
+        }
+        self.windows[k] -= n;
+        self.conn_window -= n;
+        self.sent[k] += n as u64;
+        n as usize
+    }
+
+    /// A WINDOW_UPDATE of `inc` on stream `id`: true if it opened an upload's window, false if
+    /// the connection's (any other stream).
+    pub fn window_update(&mut self, id: u32, inc: i64) -> bool {
+        match self.ids.iter().position(|&i| i == id) {
+            Some(k) => {
+                self.windows[k] += inc;
+                true
+            }
+            None => {
+                self.conn_window += inc;
+                false
+            }
+        }
+    }
+}
+
+/// Opens `count` uploads on a new connection, written at once: the preface and SETTINGS, then
+/// on streams 1, 3, 5, ... a POST to `path` (`:authority` t) saying a body of `body` bytes in
+/// `content-length`, each body still to send.
+pub fn open_uploads(s: &mut TcpStream, path: &str, count: u32, body: usize) -> Uploads {
+    let ids: Vec<u32> = (0..count).map(|k| 1 + 2 * k).collect();
+    let mut out = raw::start();
+    for &id in &ids {
+        let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+        raw::literal(&mut block, 4, path.as_bytes());
+        raw::literal(&mut block, 1, b"t");
+        raw::literal_name(&mut block, b"content-length", body.to_string().as_bytes());
+        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, id, &block);
+    }
+    s.write_all(&out).unwrap();
+    Uploads {
+        sent: vec![0; ids.len()],
+        body: body as u64,
+        conn_window: 65_535,
+        windows: vec![65_535; ids.len()],
+        ids,
+    }
+}
+
 /// Reads frames into `buf` (`have` bytes held) until `streams` streams have ended (DATA or
 /// HEADERS with END_STREAM), acknowledging SETTINGS and giving the connection window back as
 /// it goes; no allocation (the allocation tests read their responses with it).

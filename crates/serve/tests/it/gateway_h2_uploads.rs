@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::cgi_support::*;
 use crate::common::*;
 use crate::fcgi_support::write_file;
-use crate::h2_support::raw;
+use crate::h2_support::{open_uploads, raw};
 
 /// Streams uploading at once on one connection.
 const STREAMS: u32 = 8;
@@ -32,41 +32,22 @@ const DEADLINE: Duration = Duration::from_secs(60);
 /// three times running (a round that brings one starts the count again), or once every body
 /// is sent. Bounded by `DEADLINE`.
 fn upload_until_held(s: &mut TcpStream, path: &str, ready: impl Fn() -> bool) -> Vec<u64> {
-    let ids: Vec<u32> = (0..STREAMS).map(|k| 1 + 2 * k).collect();
-    let mut out = raw::start();
-    for &id in &ids {
-        let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
-        raw::literal(&mut block, 4, path.as_bytes());
-        raw::literal(&mut block, 1, b"t");
-        raw::literal_name(&mut block, b"content-length", BODY.to_string().as_bytes());
-        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, id, &block);
-    }
-    s.write_all(&out).unwrap();
-    let mut conn_window: i64 = 65_535;
-    let mut windows = vec![65_535i64; ids.len()];
-    let mut sent = vec![0u64; ids.len()];
+    let mut up = open_uploads(s, path, STREAMS, BODY);
     let chunk = vec![b'u'; 16_384];
     let mut idle_rounds = 0;
     let start = Instant::now();
-    while idle_rounds < 3 && sent.iter().any(|&n| n < BODY as u64) {
+    while idle_rounds < 3 && up.sent.iter().any(|&n| n < BODY as u64) {
         assert!(start.elapsed() < DEADLINE, "not ready in {DEADLINE:?}");
         let mut out = Vec::new();
         let mut moved = true;
         while moved {
             moved = false;
-            for (k, &id) in ids.iter().enumerate() {
-                let left = BODY as u64 - sent[k];
-                let n = (chunk.len() as i64)
-                    .min(windows[k])
-                    .min(conn_window)
-                    .min(left as i64);
-                if n <= 0 {
+            for k in 0..up.ids.len() {
+                let n = up.take(k, chunk.len());
+                if n == 0 {
                     continue;
                 }
-                raw::frame(&mut out, raw::DATA, 0, id, &chunk[..n as usize]);
-                windows[k] -= n;
-                conn_window -= n;
-                sent[k] += n as u64;
+                raw::frame(&mut out, raw::DATA, 0, up.ids[k], &chunk[..n]);
                 moved = true;
             }
         }
@@ -83,13 +64,7 @@ fn upload_until_held(s: &mut TcpStream, path: &str, ready: impl Fn() -> bool) ->
         let mut opened = false;
         for f in got.iter().filter(|f| f.0 == raw::WINDOW_UPDATE) {
             let inc = i64::from(u32::from_be_bytes(f.3[..4].try_into().unwrap()));
-            match ids.iter().position(|&id| id == f.2) {
-                Some(k) => {
-                    windows[k] += inc;
-                    opened = true;
-                }
-                None => conn_window += inc,
-            }
+            opened |= up.window_update(f.2, inc);
         }
         // Taken before the programs were all there: they may take more.
         let ready = ready();
@@ -99,7 +74,7 @@ fn upload_until_held(s: &mut TcpStream, path: &str, ready: impl Fn() -> bool) ->
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-    sent
+    up.sent
 }
 
 fn assert_held_by_windows(sent: &[u64]) {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::cgi_support::*;
 use crate::common::*;
 use crate::fcgi_support::{write_file, App, Scripted, Step};
-use crate::h2_support::raw;
+use crate::h2_support::{open_uploads, raw};
 
 /// Streams uploading at once on one connection.
 const STREAMS: u32 = 4;
@@ -61,20 +61,8 @@ fn upload(
 ) -> (Vec<Answer>, Option<Duration>) {
     s.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
-    let ids: Vec<u32> = (0..STREAMS).map(|k| 1 + 2 * k).collect();
-    let mut out = raw::start();
-    for &id in &ids {
-        let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
-        raw::literal(&mut block, 4, path.as_bytes());
-        raw::literal(&mut block, 1, b"t");
-        raw::literal_name(&mut block, b"content-length", BODY.to_string().as_bytes());
-        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, id, &block);
-    }
-    s.write_all(&out).unwrap();
-    let mut conn_window: i64 = 65_535;
-    let mut windows = vec![65_535i64; ids.len()];
-    let mut sent = vec![0u64; ids.len()];
-    let mut answers: Vec<Answer> = ids.iter().map(|_| Answer::default()).collect();
+    let mut up = open_uploads(s, path, STREAMS, BODY);
+    let mut answers: Vec<Answer> = up.ids.iter().map(|_| Answer::default()).collect();
     let chunk = vec![b'u'; 16_384];
     let mut input = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -88,31 +76,25 @@ fn upload(
     while answers.iter().any(|a| !a.ended && !a.reset) {
         assert!(
             start.elapsed() < DEADLINE,
-            "not answered in {DEADLINE:?}: sent {sent:?}, {answers:?}"
+            "not answered in {DEADLINE:?}: sent {:?}, {answers:?}",
+            up.sent
         );
         let mut out = Vec::new();
-        for (k, &id) in ids.iter().enumerate() {
-            if answers[k].reset {
+        for (k, answer) in answers.iter().enumerate() {
+            if answer.reset {
                 continue;
             }
             loop {
-                let left = BODY as u64 - sent[k];
-                let n = (chunk.len() as i64)
-                    .min(windows[k])
-                    .min(conn_window)
-                    .min(left as i64);
-                if n <= 0 {
+                let n = up.take(k, chunk.len());
+                if n == 0 {
                     break;
                 }
-                let last = sent[k] + n as u64 == BODY as u64;
+                let last = up.sent[k] == BODY as u64;
                 let flags = if last { raw::END_STREAM } else { 0 };
-                raw::frame(&mut out, raw::DATA, flags, id, &chunk[..n as usize]);
-                windows[k] -= n;
-                conn_window -= n;
-                sent[k] += n as u64;
+                raw::frame(&mut out, raw::DATA, flags, up.ids[k], &chunk[..n]);
             }
         }
-        let left = (0..ids.len()).any(|k| !answers[k].reset && sent[k] < BODY as u64);
+        let left = (0..up.ids.len()).any(|k| !answers[k].reset && up.sent[k] < BODY as u64);
         if let (Some(open), None) = (open, held) {
             if out.is_empty() && left && ping.is_none() && unable.is_none() {
                 raw::ping(&mut out, false, updates.to_be_bytes());
@@ -125,7 +107,7 @@ fn upload(
         }
         s.write_all(&out).unwrap();
         let n = match s.read(&mut buf) {
-            Ok(0) => panic!("closed: sent {sent:?}, {answers:?}"),
+            Ok(0) => panic!("closed: sent {:?}, {answers:?}", up.sent),
             Ok(n) => n,
             Err(e) if is_timeout(&e) => continue,
             Err(e) => panic!("read: {e}"),
@@ -141,7 +123,7 @@ fn upload(
             let id = u32::from_be_bytes(input[at + 5..at + 9].try_into().unwrap()) & 0x7fff_ffff;
             let payload = &input[at + 9..at + 9 + len];
             at += 9 + len;
-            let k = ids.iter().position(|&i| i == id);
+            let k = up.ids.iter().position(|&i| i == id);
             match (kind, k) {
                 (raw::SETTINGS, None) if flags & raw::ACK == 0 => {
                     let mut ack = Vec::new();
@@ -153,16 +135,13 @@ fn upload(
                 (raw::PING, None) if flags & raw::ACK != 0 && ping.take() == Some(updates) => {
                     unable = Some(Instant::now());
                 }
-                (raw::WINDOW_UPDATE, k) => {
+                (raw::WINDOW_UPDATE, _) => {
                     updates += 1;
                     unable = None;
                     let inc = i64::from(u32::from_be_bytes(payload[..4].try_into().unwrap()));
-                    match k {
-                        Some(k) => windows[k] += inc,
-                        None => conn_window += inc,
-                    }
+                    up.window_update(id, inc);
                 }
-                (raw::GOAWAY, _) => panic!("GOAWAY: sent {sent:?}, {answers:?}"),
+                (raw::GOAWAY, _) => panic!("GOAWAY: sent {:?}, {answers:?}", up.sent),
                 (raw::RST_STREAM, Some(k)) => answers[k].reset = true,
                 (raw::HEADERS, Some(k)) => {
                     answers[k].ok = payload.first() == Some(&0x88);

@@ -149,8 +149,6 @@ pub(crate) struct Exchange {
     /// stats as `proxy_reads`.
     pub reads: u64,
     pub name: Rc<str>,
-    /// Its request, as its failure's error-log line names it (set once it started).
-    pub request: RequestLabel,
 }
 
 impl Exchange {
@@ -220,12 +218,13 @@ impl Exchange {
             output: 0,
             reads: u64::from(up.reused),
             name: up.name,
-            request: RequestLabel::default(),
         })
     }
 
-    /// Writes what is pending; `Ok` when all is written or the socket is full.
-    pub fn send_pending(&mut self) -> io::Result<()> {
+    /// Writes what is pending; `Ok` when all is written or the socket is full. `request`
+    /// (kept by the source's list, `protocol/programs.rs`) names the request in a failure's
+    /// error-log line, as it does in the calls below.
+    pub fn send_pending(&mut self, request: &RequestLabel) -> io::Result<()> {
         if self.failure.is_some() {
             return Err(io::Error::other("the upstream connection failed"));
         }
@@ -235,7 +234,9 @@ impl Exchange {
         }
         while self.sent < self.out.len() {
             match self.stream.write(&self.out[self.sent..]) {
-                Ok(0) => return Err(self.fail(io::ErrorKind::WriteZero.into(), Failure::Reset)),
+                Ok(0) => {
+                    return Err(self.fail(io::ErrorKind::WriteZero.into(), Failure::Reset, request))
+                }
                 Ok(n) => {
                     self.sent += n;
                     self.sent_any = true;
@@ -248,7 +249,7 @@ impl Exchange {
                 Err(e) if self.sent_any => return Err(self.end_request(e)),
                 Err(e) => {
                     let kind = self.kind_of(&e);
-                    return Err(self.fail(e, kind));
+                    return Err(self.fail(e, kind, request));
                 }
             }
         }
@@ -263,19 +264,19 @@ impl Exchange {
             Err(e) if self.sent_any => Err(self.end_request(e)),
             Err(e) => {
                 let kind = self.kind_of(&e);
-                Err(self.fail(e, kind))
+                Err(self.fail(e, kind, request))
             }
         }
     }
 
     /// Request body bytes; returns how many were taken (`WouldBlock` while the previous chunk
     /// is not written).
-    pub fn write_stdin(&mut self, data: &[u8]) -> io::Result<usize> {
+    pub fn write_stdin(&mut self, data: &[u8], request: &RequestLabel) -> io::Result<usize> {
         if self.body_left == 0 {
             return Ok(0);
         }
         if !self.first {
-            self.send_pending()?;
+            self.send_pending(request)?;
             if self.sent < self.out.len() {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
@@ -283,7 +284,7 @@ impl Exchange {
         let take = data.len().min(BODY_CHUNK).min(self.body_left as usize);
         self.out.extend_from_slice(&data[..take]);
         self.body_left -= take as u64;
-        self.send_pending()?;
+        self.send_pending(request)?;
         Ok(take)
     }
 
@@ -358,7 +359,8 @@ impl Exchange {
             && (!self.sent_any || self.replayable)
     }
 
-    /// Sends the request again on `stream`, a new connection to address `addr`.
+    /// Puts the request on `stream`, a new connection to address `addr`, to be sent again
+    /// from its start (by [`Exchange::send_pending`], which the caller makes next).
     pub fn retry(
         &mut self,
         mut stream: Stream,
@@ -381,7 +383,7 @@ impl Exchange {
         self.connected = false;
         self.awaiting_head = false;
         self.deadline = now + self.timeouts.connect;
-        self.send_pending()
+        Ok(())
     }
 
     /// The connection, if it may carry another request (the response whole and the upstream
@@ -441,10 +443,10 @@ impl Exchange {
 
     /// Records the failure and logs why (a refused TLS handshake by its reason's name, as
     /// `flint bench` counts it, and what it means); returns the error.
-    fn fail(&mut self, e: io::Error, kind: Failure) -> io::Error {
+    fn fail(&mut self, e: io::Error, kind: Failure, request: &RequestLabel) -> io::Error {
         if self.failure.is_none() {
             self.failure = Some(kind);
-            let (name, request) = (&self.name, &self.request);
+            let name = &self.name;
             let handshake = tls::failure(&e).filter(|_| kind == Failure::Tls);
             let _ = match handshake {
                 Some(why) => {

@@ -15,7 +15,7 @@ use http2::StreamId;
 
 use super::exchange::{Exchange, State};
 use super::fields;
-use super::reply::{head_fields, submit_reply};
+use super::reply::{drop_kept_body, head_fields, submit_reply};
 use super::streams::Out;
 use super::H2;
 use crate::gateway::head::{HeadError, Location};
@@ -66,12 +66,9 @@ pub(in crate::protocol) fn body_taken(h: &mut H2, id: StreamId, n: usize, now: I
 /// (the client's body clock starting again at `now` if its program held it).
 pub(super) fn drop_body(h: &mut H2, i: usize, now: Instant) {
     let s = &mut h.streams.slots[i];
-    s.body_buf.clear();
-    let n = std::mem::take(&mut s.unconsumed) as usize;
-    if n > 0 {
+    if drop_kept_body(&mut h.framer, s) > 0 {
         s.restart_body_clock(now);
     }
-    let _ = h.framer.consume(s.id, n);
 }
 
 pub(in crate::protocol) fn alive(h: &H2, id: StreamId) -> bool {

@@ -5,10 +5,10 @@
 
 use std::rc::Rc;
 
-use http2::{Header, StreamId};
+use http2::{Header, Session, StreamId};
 
 use super::fields::{self, MAX_FIELDS};
-use super::streams::Out;
+use super::streams::{Out, Stream, Streams};
 use super::H2;
 use crate::respond::{Body, Reply};
 use crate::response::{Fields, Head};
@@ -74,8 +74,6 @@ pub(super) fn submit_reply(
     };
     let slot = &mut s.slots[i];
     slot.trim(); // the request is answered: its fields are not needed any more
-    slot.body_buf.clear(); // and a body kept in case a program wanted it is not
-    let unconsumed = std::mem::take(&mut slot.unconsumed) as usize;
     slot.answered = true;
     slot.out = body;
     let earlier = match &head {
@@ -90,14 +88,25 @@ pub(super) fn submit_reply(
         s.keep_unsent_head(earlier);
     }
     let with_body = left > 0;
-    // The dropped body's window reopens: the rest of it is dropped as it comes.
-    let _ = h.framer.consume(id, unconsumed);
+    // Nor is a body kept in case a program wanted it.
+    drop_kept_body(&mut h.framer, &mut h.streams.slots[i]);
     if h.framer
         .submit_response(id, &fields[..n], with_body)
         .is_err()
     {
         // nghttp2 refused the submission (the stream is not open for a response): nothing
         // was queued, nothing to send.
-        s.release(i);
+        h.streams.release(i);
     }
+}
+
+/// Drops what stream `s` kept of its request body, and reopens the window those bytes held:
+/// the rest of the body is dropped as it comes. Returns the bytes the window reopened by.
+/// (Given the session and the stream, not `H2`: a reply's fields borrow the connection's head
+/// until they are submitted.)
+pub(super) fn drop_kept_body(framer: &mut Session<Streams>, s: &mut Stream) -> usize {
+    s.body_buf.clear();
+    let n = std::mem::take(&mut s.unconsumed) as usize;
+    let _ = framer.consume(s.id, n);
+    n
 }

@@ -9,22 +9,23 @@ use std::io::{self, Read, Write};
 use wire::{BodyDecoder, Framing};
 
 use super::{Exchange, Failure, State};
+use crate::gateway::label::RequestLabel;
 use crate::gateway::upstream::{read_goes_on, Stream};
 
 impl Exchange {
     /// Reads the response into `buf`: the CGI head, then the body decoded; `Ok(0)` at its end.
-    pub fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    pub fn read_stdout(&mut self, buf: &mut [u8], request: &RequestLabel) -> io::Result<usize> {
         if self.failure.is_some() {
             return Err(io::Error::other("the upstream connection failed"));
         }
-        if !self.handshake()? {
+        if !self.handshake(request)? {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         // A write that fails here after part of the request went (`end_request`) ends the
         // request, not the read: the answer (a 413 read before the reset, its head handed out
         // by an earlier call and its body still in `input`) is read on. Returning the error
         // would end the response after its head.
-        read_goes_on(self.send_pending(), self.write_failed)?;
+        read_goes_on(self.send_pending(request), self.write_failed)?;
         if std::mem::take(&mut self.just_sent) && !self.received {
             // The request has only just left: its answer cannot be here yet, and its arrival
             // is an event of the connection (edge-triggered epoll reports every arrival), so
@@ -43,7 +44,7 @@ impl Exchange {
                 return Ok(0);
             }
             if self.in_pos < self.in_end {
-                let n = self.decode(buf)?;
+                let n = self.decode(buf, request)?;
                 if n > 0 || matches!(self.state, State::Done) {
                     self.output += n as u64;
                     return Ok(n);
@@ -54,7 +55,7 @@ impl Exchange {
             self.in_end = 0;
             self.reads += 1;
             match self.stream.read(&mut self.input) {
-                Ok(0) => return self.eof(),
+                Ok(0) => return self.eof(request),
                 Ok(n) => {
                     self.received = true;
                     self.last_full = n == self.input.len();
@@ -62,7 +63,7 @@ impl Exchange {
                     self.moved = true;
                     if let State::Head = self.state {
                         self.head.extend_from_slice(&self.input[..n]);
-                        self.parse_head()?;
+                        self.parse_head(request)?;
                     } else {
                         self.in_end = n;
                     }
@@ -77,7 +78,7 @@ impl Exchange {
                 }
                 Err(e) => {
                     let kind = self.kind_of(&e);
-                    return Err(self.fail(e, kind));
+                    return Err(self.fail(e, kind, request));
                 }
             }
         }
@@ -88,7 +89,7 @@ impl Exchange {
     /// comes, so that the request goes out in the call that finishes it. Once it is done this
     /// sends nothing: records left over are `send_pending`'s, whose failure ends the request
     /// and leaves the answer already in the socket to be read.
-    fn handshake(&mut self) -> io::Result<bool> {
+    fn handshake(&mut self, request: &RequestLabel) -> io::Result<bool> {
         let Stream::Tls(tls) = &mut self.stream else {
             return Ok(true);
         };
@@ -99,7 +100,7 @@ impl Exchange {
             Ok(done) => Ok(done),
             Err(e) => {
                 let kind = self.kind_of(&e);
-                Err(self.fail(e, kind))
+                Err(self.fail(e, kind, request))
             }
         }
     }
@@ -109,7 +110,7 @@ impl Exchange {
     /// `max_head` with the final one: an upstream that floods 1xx heads keeps the socket
     /// readable, so the read loop would never come back to the deadline. They are passed by
     /// an offset and drained once, not moved down one by one.
-    fn parse_head(&mut self) -> io::Result<()> {
+    fn parse_head(&mut self, request: &RequestLabel) -> io::Result<()> {
         let mut at = 0;
         let result = loop {
             let parsed = match wire::parse_response_head(&self.head[at..], self.is_head) {
@@ -158,12 +159,12 @@ impl Exchange {
                 self.head.drain(..at);
                 Ok(())
             }
-            Err(e) => Err(self.fail(e, Failure::BadResponse)),
+            Err(e) => Err(self.fail(e, Failure::BadResponse, request)),
         }
     }
 
     /// Body bytes of the input decoded into `buf`; how many.
-    fn decode(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    fn decode(&mut self, buf: &mut [u8], request: &RequestLabel) -> io::Result<usize> {
         let State::Body(decoder) = &mut self.state else {
             return Ok(0);
         };
@@ -184,14 +185,14 @@ impl Exchange {
             }
             Err(e) => {
                 let e = io::Error::new(io::ErrorKind::InvalidData, e);
-                Err(self.fail(e, Failure::BadResponse))
+                Err(self.fail(e, Failure::BadResponse, request))
             }
         }
     }
 
     /// The upstream closed: the end of a close-delimited body (over TLS, with close_notify),
     /// else a failure.
-    fn eof(&mut self) -> io::Result<usize> {
+    fn eof(&mut self, request: &RequestLabel) -> io::Result<usize> {
         self.keep_alive = false;
         // Over TLS, a close with no close_notify may be an attacker's: a body that runs to the
         // close is then not known whole (one with a length or chunks has its own check).
@@ -209,7 +210,7 @@ impl Exchange {
                     _ => "the upstream closed the connection before the end of the body",
                 },
             );
-            return Err(self.fail(e, Failure::Reset));
+            return Err(self.fail(e, Failure::Reset, request));
         }
         self.state = State::Done;
         Ok(0)
