@@ -122,7 +122,7 @@ pub enum Fault {
 /// The server: its address and counts.
 pub struct H2Server {
     pub addr: SocketAddr,
-    /// Streams opened by the client (HEADERS received).
+    /// Streams opened by the client (HEADERS received, in a lingering close too).
     pub streams: Arc<AtomicU64>,
     /// Streams answered with END_STREAM.
     pub answered: Arc<AtomicU64>,
@@ -389,10 +389,7 @@ fn serve<S: Read + Write>(
                 | Fault::GoawayEachStream
         );
         if cut || (goaway_close && goaway_sent) {
-            // A lingering close: what the client still sends is read until it is quiet for a
-            // read timeout, so that the close is a FIN after the GOAWAY, not a reset.
-            let mut sink = [0u8; 4096];
-            while !stop.load(Ordering::Relaxed) && matches!(conn.read(&mut sink), Ok(n) if n > 0) {}
+            linger(&mut conn, c, stop);
             return Ok(());
         }
         let close_after = matches!(fault, Fault::CloseAfter(n) if answered >= n);
@@ -400,6 +397,33 @@ fn serve<S: Read + Write>(
             thread::sleep(Duration::from_millis(5));
             return Ok(());
         }
+    }
+}
+
+/// A lingering close: what the client still sends is read until it is quiet for a read
+/// timeout, so that the close is a FIN after the GOAWAY, not a reset. The HEADERS in it (streams
+/// above the GOAWAY's last one, or sent before the client read the response cut short) are
+/// streams received as any others are, counted in `streams`. It begins at a frame's start:
+/// `serve` reads whole frames.
+fn linger<S: Read>(conn: &mut S, c: &Counts, stop: &AtomicBool) {
+    let (mut held, mut chunk) = (Vec::new(), [0u8; 4096]);
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(n @ 1..) = conn.read(&mut chunk) else {
+            return;
+        };
+        held.extend_from_slice(&chunk[..n]);
+        let mut at = 0;
+        while let Some(head) = held.get(at..at + 9) {
+            let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            if held.len() < at + 9 + len {
+                break;
+            }
+            if head[3] == HEADERS {
+                c.streams.fetch_add(1, Ordering::Relaxed);
+            }
+            at += 9 + len;
+        }
+        held.drain(..at);
     }
 }
 

@@ -76,6 +76,7 @@ mod engine_h2_limits;
 mod engine_h2_low_water;
 mod engine_h2_page_time;
 mod engine_h2_refusals;
+mod engine_h2_retried;
 mod engine_h2_short_body;
 mod engine_h2_stream_ids;
 mod engine_h3;
