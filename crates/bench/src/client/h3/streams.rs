@@ -571,8 +571,9 @@ impl H3 {
                 let mut ex = s.ex;
                 (ex.learned, ex.hops) = (to, ex.hops + 1);
                 // The redirect's target is a request of its own: its first refusal is sent
-                // again as any request's is (as over HTTP/2).
-                (ex.refused_once, ex.refused_empty) = (false, false);
+                // again as any request's is (as over HTTP/2), and its failure takes back no
+                // count of `retried` its first request's refusal made.
+                (ex.refused_once, ex.refused_empty, ex.retried_on) = (false, false, 0);
                 ex.reset_response();
                 self.requeue(cx, ex, now);
             }
