@@ -190,6 +190,10 @@ counters! {
         /// (STOP_SENDING, or the stream reset while its response was held back); not in
         /// `body_timeouts`, which counts HTTP/1.1's and HTTP/2's.
         h3_body_timeouts,
+        /// HTTP/3 response heads (a file's, an error page's, a gateway's) flow control had no
+        /// room for when they were ready (the connection's window full): kept whole and sent
+        /// once the client opened its windows, or dropped with their stream.
+        h3_heads_held,
         /// Retry packets sent (address validation: `h3_retry`), and first packets dropped
         /// because their token was forged, for another address, or expired (also in
         /// `h3_dropped`).

@@ -8,7 +8,7 @@
 //! times.
 
 use crate::h3_hold::HoldsFlights;
-use crate::udp;
+use crate::{h3_runs, udp};
 
 use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
@@ -95,21 +95,6 @@ fn run_to(
     bench::run(&config, &workload, &AtomicBool::new(false)).unwrap()
 }
 
-/// The server's (requests, early requests) once it has seen `want` requests, or after 10 s.
-fn at_server(server: &udp::UdpServer, want: u64) -> (u64, u64) {
-    let start = Instant::now();
-    loop {
-        let (requests, early) = {
-            let l = server.log.lock().unwrap();
-            (l.requests, l.early)
-        };
-        if requests >= want || start.elapsed() > Duration::from_secs(10) {
-            return (requests, early);
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn resumed_connections_send_their_pages_in_0rtt_and_the_server_sees_them_early() {
     let ca = TestCa::new("flint bench h3 0-RTT test CA");
@@ -147,7 +132,7 @@ fn resumed_connections_send_their_pages_in_0rtt_and_the_server_sees_them_early()
         handshake.max <= connect.max && handshake.mean <= connect.mean,
         "TLS handshake {handshake:?}, connect {connect:?}"
     );
-    let (requests, early) = at_server(&server, s.requests + s.unfinished);
+    let (requests, early) = h3_runs::settled(&server);
     assert_eq!(
         requests,
         s.requests + s.unfinished,
@@ -179,7 +164,7 @@ fn without_early_data_nothing_is_sent_in_0rtt() {
     assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
     assert_eq!(s.requests, PAGES * FILES);
     assert!(s.tls_resumed > 0, "sessions resumed: {}", s.tls_resumed);
-    let (requests, early) = at_server(&server, s.requests + s.unfinished);
+    let (requests, early) = h3_runs::settled(&server);
     assert_eq!(requests, s.requests + s.unfinished);
     assert_eq!(early, 0, "the server saw requests in 0-RTT");
     let h = &s.http3;

@@ -47,25 +47,6 @@ fn run(
     r
 }
 
-/// The requests the server was handed, once it has seen at least `want` (within 10 s) and
-/// the count has stayed the same for half a second.
-fn at_server(server: &udp::UdpServer, want: u64) -> u64 {
-    let count = || server.log.lock().unwrap().requests;
-    let start = Instant::now();
-    while count() < want && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let mut last = count();
-    loop {
-        std::thread::sleep(Duration::from_millis(500));
-        let now = count();
-        if now == last || start.elapsed() > Duration::from_secs(30) {
-            return now;
-        }
-        last = now;
-    }
-}
-
 #[test]
 fn lanes_of_one_file_pages_send_every_page_on_one_connection_a_webchild() {
     let ca = TestCa::new("flint bench h3 lanes test CA");
@@ -89,7 +70,7 @@ fn lanes_of_one_file_pages_send_every_page_on_one_connection_a_webchild() {
         "the handshake is the connect row, once"
     );
     assert_eq!(s.unfinished, 0);
-    assert_eq!(at_server(&server, pages), s.requests + s.unfinished);
+    assert_eq!(h3_runs::settled(&server).0, s.requests + s.unfinished);
 }
 
 #[test]
@@ -109,7 +90,7 @@ fn lanes_cut_by_the_duration_account_for_every_request_the_server_saw() {
     // Every lane in flight is a page in progress: unfinished or unsent at the end, up to
     // `LANES` a Webchild.
     assert!(s.unfinished + s.unsent_at_end <= 2 * u64::from(LANES));
-    let seen = at_server(&server, s.requests + s.unfinished);
+    let seen = h3_runs::settled(&server).0;
     assert_eq!(
         seen,
         s.requests + s.unfinished,
@@ -140,7 +121,7 @@ fn lanes_at_open_loop_slots_send_every_page_on_the_open_connection() {
     assert_eq!(s.pages_not_sent, 0);
     // Between pages the connection waits for the next slot: one per Webchild for the run.
     assert_eq!(s.http3.connections, 2, "{:?}", s.http3);
-    assert_eq!(at_server(&server, pages), pages);
+    assert_eq!(h3_runs::settled(&server).0, pages);
 }
 
 #[test]
@@ -174,7 +155,7 @@ fn open_loop_lanes_cut_by_the_duration_account_for_every_page_due() {
     assert_eq!(summary["pages_scheduled"], s.pages_scheduled);
     assert_eq!(summary["pages_not_sent"], s.pages_not_sent);
     assert_eq!(summary["unfinished"], s.unfinished);
-    let seen = at_server(&server, s.requests + s.unfinished);
+    let seen = h3_runs::settled(&server).0;
     assert_eq!(
         seen,
         s.requests + s.unfinished,
@@ -230,7 +211,7 @@ fn each_lane_thinks_after_its_page_before_the_next() {
             "page {k} began with both lanes busy or thinking: {pages:?}"
         );
     }
-    assert_eq!(at_server(&server, 10), 10);
+    assert_eq!(h3_runs::settled(&server).0, 10);
 }
 
 #[test]
@@ -254,7 +235,7 @@ fn thinking_lanes_cut_by_the_duration_account_for_every_request_the_server_saw()
         s.unfinished
     );
     assert_eq!(s.http3.connections, 2, "{:?}", s.http3);
-    let seen = at_server(&server, s.requests + s.unfinished);
+    let seen = h3_runs::settled(&server).0;
     assert_eq!(
         seen,
         s.requests + s.unfinished,

@@ -1,12 +1,17 @@
 //! What the HTTP/3 engine tests against crates/http3's UDP test server start alike: the server
-//! with its certificate from a fresh test CA, a run's configuration that trusts that CA, and a
-//! workload of uploads.
+//! with its certificate from a fresh test CA, a run's configuration that trusts that CA, a
+//! workload of uploads, and the server's final count once a run is over.
 
 use crate::udp;
 
 use bench::config::TlsOptions;
 use bench::{BenchConfig, HttpMode, RequestSpec, Stop, Target, Workload};
+use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
+
+/// The longest [`settled`] waits: past the 30 s QUIC idle timeout that ends a connection whose
+/// close was lost.
+const SETTLE: Duration = Duration::from_secs(45);
 
 /// The UDP test server with `limits`, its certificate issued by the returned CA.
 pub fn server(what: &str, limits: &http3::Limits) -> (TestCa, udp::UdpServer) {
@@ -44,4 +49,25 @@ pub fn uploads(path: &str, size: usize) -> Workload {
         ..RequestSpec::default()
     }];
     workload
+}
+
+/// The requests the server was handed, and of those the early ones (0-RTT), once a run is over
+/// and every connection the server had is closed (bench's close, or the server's timeouts):
+/// nothing more can come then, so a request more than bench counted is in the count, however
+/// late it reached the server. Panics past [`SETTLE`].
+pub fn settled(server: &udp::UdpServer) -> (u64, u64) {
+    let start = Instant::now();
+    loop {
+        {
+            let l = server.log.lock().unwrap();
+            if l.accepted > 0 && l.connections == 0 {
+                return (l.requests, l.early);
+            }
+            assert!(
+                start.elapsed() < SETTLE,
+                "connections still open after {SETTLE:?}: {l:?}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

@@ -1,27 +1,60 @@
 //! Debian's Caddy (`/usr/bin/caddy`, from scripts/install-peers.sh) serving a directory over
 //! HTTPS with HTTP/3 on 127.0.0.1, its access log as JSON lines: the real peer of this crate's
-//! client and of flint bench's `--http 3` (which includes this file by path).
+//! client and of flint bench's `--http 3` (which includes this file by path). Its admin API
+//! listens on a Unix socket beside its config, for its metrics: how many requests it has under
+//! way ([`Caddy::under_way`]).
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+use lab_process::{Group, StopPolicy, Stopped};
+use std::io::{Read, Write};
 use std::net::{TcpListener, UdpSocket};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub const CADDY: &str = "/usr/bin/caddy";
 
-/// Caddy, stopped by its pid when dropped.
+/// Caddy, the leader of a process group of its own, stopped (SIGTERM, then SIGKILL past
+/// [`GRACE`]) when dropped.
 pub struct Caddy {
-    child: Child,
+    group: Group,
     /// The port it listens on, TCP and UDP.
     pub port: u16,
+    /// Its admin API's socket.
+    admin: PathBuf,
 }
 
-impl Drop for Caddy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// How long Caddy has to exit on SIGTERM: it closes its listeners and connections, and a
+/// request then under way is not logged (see [`Caddy::under_way`]).
+pub const GRACE: Duration = Duration::from_secs(20);
+
+impl Caddy {
+    /// The requests Caddy's handlers have under way, by its own gauge
+    /// (`caddy_http_requests_in_flight`, summed over its handlers). A request is logged as its
+    /// handler returns: at 0, every request it took is in its access log or about to be.
+    pub fn under_way(&self) -> u64 {
+        let mut s = UnixStream::connect(&self.admin).expect("caddy's admin socket");
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).expect("caddy's metrics");
+        assert!(text.starts_with("HTTP/1.0 200"), "caddy's metrics: {text}");
+        (text.lines())
+            .filter(|l| l.starts_with("caddy_http_requests_in_flight{"))
+            .map(|l| {
+                let value = l.rsplit(' ').next().unwrap_or_default();
+                value.parse::<f64>().unwrap_or_else(|_| panic!("{l}")) as u64
+            })
+            .sum()
+    }
+
+    /// Stops it (SIGTERM, then SIGKILL past [`GRACE`]): once it has exited, no line can come to
+    /// its access log. Stopped with [`Caddy::under_way`] at 0, the log holds every request it
+    /// took.
+    pub fn stop(mut self) -> Stopped {
+        self.group.stop()
     }
 }
 
@@ -51,12 +84,16 @@ pub fn start(dir: &Path, www: &Path, (cert, key): (&Path, &Path), log: &Path) ->
     for attempt in 0.. {
         let port = free_port();
         let caddyfile = dir.join("Caddyfile");
+        // A socket a Caddy that exited left would make this one's admin fail to listen.
+        let admin = dir.join("admin.sock");
+        let _ = std::fs::remove_file(&admin);
         std::fs::write(
             &caddyfile,
             format!(
-                "{{\n  admin off\n  auto_https off\n  servers {{\n    protocols h1 h2 h3\n  }}\n}}\n\
+                "{{\n  admin unix/{}\n  auto_https off\n  servers {{\n    protocols h1 h2 h3\n    metrics\n  }}\n}}\n\
                  https://localhost:{port} {{\n  bind 127.0.0.1\n  tls {} {}\n  root * {}\n  file_server\n  \
                  log {{\n    output file {}\n    format json\n  }}\n}}\n",
+                admin.display(),
                 cert.display(),
                 key.display(),
                 www.display(),
@@ -64,24 +101,27 @@ pub fn start(dir: &Path, www: &Path, (cert, key): (&Path, &Path), log: &Path) ->
             ),
         )
         .unwrap();
-        let child = Command::new(CADDY)
-            .args(["run", "--adapter", "caddyfile", "--config"])
-            .arg(&caddyfile)
-            .env("HOME", dir)
-            .env("XDG_DATA_HOME", dir.join("data"))
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start caddy");
-        let mut caddy = Caddy { child, port };
+        let group = Group::spawn(
+            Command::new(CADDY)
+                .args(["run", "--adapter", "caddyfile", "--config"])
+                .arg(&caddyfile)
+                .env("HOME", dir)
+                .env("XDG_DATA_HOME", dir.join("data"))
+                .env("XDG_CONFIG_HOME", dir.join("config"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+            None,
+            StopPolicy::terminate(GRACE),
+        )
+        .expect("start caddy");
+        let mut caddy = Caddy { group, port, admin };
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = caddy.child.try_wait() {
+            if caddy.group.exited().is_some() {
                 break; // exited: its port was taken meanwhile
             }
             // Caddy itself listening, not another test's server that took the port first.
-            if lab_process::procfs::listens_only(caddy.child.id(), port) {
+            if lab_process::procfs::listens_only(caddy.group.pid(), port) {
                 return caddy;
             }
             std::thread::sleep(Duration::from_millis(20));

@@ -10,6 +10,8 @@ use crate::fcgi_support;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use serve::config::H3_CONNECTION_WINDOW;
+
 use crate::cgi_support::{proc_state, read_pid, HELLO};
 use crate::common::{content, eventually, WAIT};
 use crate::h3_support::cgi::{alice_zone, basic, CgiH3};
@@ -311,28 +313,23 @@ fn a_program_cut_short_after_its_head_sends_its_head_and_bytes_then_a_reset() {
     );
 }
 
-/// A script printing a head of `n` `X-F<i>` fields, `Content-Length: 2`, then `ok`; it touches
-/// `marker` once all is written.
-fn many_fields(n: usize, marker: &std::path::Path) -> String {
+/// A script printing a head of `n` `X-F<i>` fields, `Content-Length: 2`, then `ok`.
+fn many_fields(n: usize) -> String {
     let mut s = String::from("printf 'Content-Type: text/plain\\r\\n");
     for i in 0..n {
         s += &format!("X-F{i}: v{i}\\r\\n");
     }
-    s += &format!(
-        "Content-Length: 2\\r\\n\\r\\nok'\ntouch {}\n",
-        marker.display()
-    );
+    s += "Content-Length: 2\\r\\n\\r\\nok'\n";
     s
 }
 
 #[test]
 fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all_or_is_logged_499() {
     let fx = CgiH3::new();
-    let marker = fx.file("written");
-    let gone_marker = fx.file("gone-written");
-    fx.add("wide", &many_fields(40, &marker))
-        .add("gone", &many_fields(2, &gone_marker))
-        .add("huge", &many_fields(80, &fx.file("unused")))
+    fx.add("wide", &many_fields(40))
+        // More fields than a file's head: held back where one was.
+        .add("gone", &many_fields(30))
+        .add("huge", &many_fields(80))
         .add(
             "big",
             "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 300000 /dev/zero\n",
@@ -349,40 +346,39 @@ fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all_or_is_log
     d.reads = false;
     let before = d.client.stats().bytes_received;
     let big = d.request("GET", "/cgi-bin/big", &[]);
-    // Most of the window come, then nothing more for a while: it is full.
-    let (mut last, mut still) = (0, 0);
-    d.until(|d| {
-        let now = d.client.stats().bytes_received - before;
-        (still, last) = if now == last {
-            (still + 1, now)
-        } else {
-            (0, now)
-        };
-        now >= 60 * 1024 && still >= 25
-    });
-    let wide = d.request("GET", "/cgi-bin/wide", &[]);
-    d.until(|_| marker.exists());
-    // The program's output read and its head offered while the window is full.
-    for _ in 0..50 {
-        d.turn();
+    // Most of the window come: what is still in flight is far less than the congestion
+    // window grown by it, so a head held back from here waits for flow control, not for
+    // acknowledgements.
+    d.until(|d| d.client.stats().bytes_received - before >= 60 * 1024);
+    // Small files asked for one at a time until the server holds one's head back (its own
+    // count): the window is then full, and stays so while the client reads nothing. Each
+    // one answered took some of it.
+    let mut probes = Vec::new();
+    while srv.stats().h3_heads_held == 0 {
+        assert!(probes.len() < 90, "the window never filled: {probes:?}");
+        let probe = d.request("GET", "/a.txt", &[]);
+        probes.push(probe);
+        d.until(|d| d.got.contains_key(&probe) || srv.stats().h3_heads_held == 1);
     }
+    let wide = d.request("GET", "/cgi-bin/wide", &[]);
+    // The server saw the program's head and had no room for it.
+    d.until(|_| srv.stats().h3_heads_held == 2);
     assert!(!d.got.contains_key(&wide), "the head was not held back");
     // A head held back, then the stream reset: its status was never sent, so 499.
     let gone = d.request("GET", "/cgi-bin/gone", &[]);
-    d.until(|_| gone_marker.exists());
-    for _ in 0..50 {
-        d.turn();
-    }
+    d.until(|_| srv.stats().h3_heads_held == 3);
     assert!(!d.got.contains_key(&gone), "the head was not held back");
     d.client.reset(gone, http3::H3_REQUEST_CANCELLED).unwrap();
     d.turn();
     // Read by hand: the events of what came while unread were passed over.
     d.reads = true;
+    let mut all = vec![big, wide];
+    all.extend(&probes);
     d.until(|d| {
-        d.drain(big);
-        [big, wide]
-            .iter()
-            .all(|s| d.got.get(s).is_some_and(|g| g.finished))
+        for &s in &all {
+            d.drain(s);
+        }
+        all.iter().all(|s| d.got.get(s).is_some_and(|g| g.finished))
     });
     let got = [d.got[&big].clone(), d.got[&wide].clone()];
     assert_eq!((got[0].body.len(), got[1].status), (300_000, 200));
@@ -392,8 +388,13 @@ fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all_or_is_log
     }
     assert_eq!(got[1].field("content-length"), Some("2"));
     assert_eq!(&got[1].body[..], b"ok");
+    for p in &probes {
+        assert_eq!((d.got[p].status, &d.got[p].body[..]), (200, &b"hello"[..]));
+    }
     d.close();
-    srv.stop();
+    let st = srv.stop();
+    // No other head waited: the held probe's, wide's and gone's.
+    assert_eq!(st.h3_heads_held, 3, "{st:?}");
     let text = fx.log_text();
     assert!(
         text.contains("\"GET /cgi-bin/huge HTTP/3.0\" 502 "),
@@ -427,42 +428,41 @@ fn a_program_slower_than_the_idle_timeout_still_answers() {
 #[test]
 fn a_body_coming_after_its_program_ended_is_dropped_not_left_to_time_out() {
     let fx = CgiH3::new();
-    let marker = fx.file("written");
-    // Its whole output fits the server's buffers: it ends while its response still goes.
+    // Its whole output fits the server's buffers: it ends while its response still goes
+    // (more than the client's stream window, which the client does not open).
     fx.add(
         "early",
-        &format!(
-            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 80000 /dev/zero\ntouch {}\n",
-            marker.display()
-        ),
+        "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 40000 /dev/zero\n",
     );
     let limits = http3::Limits {
         stream_window: 16 * 1024,
         ..Default::default()
     };
-    let (srv, mut d) = fx.start_with(&limits, |c| c.body_timeout_ms = 500);
+    // The body's deadline far off: flow control alone says whether the body is read.
+    let (srv, mut d) = fx.start_with(&limits, |c| c.body_timeout_ms = 600_000);
     d.reads = false;
+    // A body past the server's stream and connection windows: all of it goes only if the
+    // server reads it.
+    let len = 2 * H3_CONNECTION_WINDOW as usize;
     let s = d.open(
         "POST",
         "/cgi-bin/early",
-        &[("content-length", "20000")],
+        &[("content-length", &len.to_string())],
         false,
     );
+    // The server saw the program end: its request is logged (counted) as it ends, its head
+    // sent before (the client has it) and its response not whole.
     d.until(|d| d.got.get(&s).is_some_and(|g| g.status == 200));
-    d.until(|_| marker.exists());
-    d.send_all(s, &[b'b'; 20_000]);
-    // Well past the body's deadline: a body nobody read would have had the stream reset.
-    let until = std::time::Instant::now() + Duration::from_millis(1500);
-    while std::time::Instant::now() < until {
-        d.turn();
-    }
+    d.until(|_| srv.stats().requests == 1);
+    d.send_all(s, &vec![b'b'; len]);
     d.reads = true;
     d.until(|d| {
         d.drain(s);
         d.got[&s].finished || d.got[&s].reset.is_some()
     });
     let got = &d.got[&s];
-    assert_eq!((got.body.len(), got.reset), (80_000, None));
+    assert_eq!((got.body.len(), got.reset), (40_000, None));
     d.close();
-    srv.stop();
+    let st = srv.stop();
+    assert_eq!((st.requests, st.h3_body_timeouts), (1, 0), "{st:?}");
 }

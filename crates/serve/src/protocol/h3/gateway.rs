@@ -401,6 +401,7 @@ impl Side for H3 {
                 e.head_sent = true;
             }
             Err(http3::Error::Blocked) => {
+                w.stats.h3_heads_held += 1;
                 let owned = (fields.iter())
                     .map(|(name, value)| (name.to_vec(), value.to_vec()))
                     .collect();

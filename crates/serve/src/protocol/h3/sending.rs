@@ -70,6 +70,7 @@ impl H3 {
             Ok(()) => {}
             Err(http3::Error::Blocked) => {
                 // Even the head must wait: kept whole, with the page's bytes.
+                w.stats.h3_heads_held += 1;
                 let owned = (list[..n].iter())
                     .map(|(name, value)| (name.to_vec(), value.to_vec()))
                     .collect();
