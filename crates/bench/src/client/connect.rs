@@ -7,7 +7,7 @@
 use super::errors::connect_error;
 use super::exchange::Exchange;
 use super::page::Child;
-use super::ThreadState;
+use super::{ThreadState, NONE};
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
 use mio::Token;
@@ -72,9 +72,23 @@ pub(super) fn handshake(
     let Some(session) = conn.tls_session() else {
         return Ok(Some(now));
     };
+    if cx.sh.config.handshake_past_end {
+        until_end(cx);
+    }
     let now = cx.now();
     ch.record_handshake(cx, ex, now, now - began, session);
     Ok(Some(now))
+}
+
+/// `handshake_past_end` (tests): waits until the run's time is up, if it has an end.
+fn until_end(cx: &ThreadState<'_>) {
+    let end = cx.sh.schedule.end_us;
+    if end == NONE {
+        return;
+    }
+    while !cx.ended(cx.now()) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 /// Writes `bytes[*pos..]` to `conn` as far as the socket takes it, `*pos` moved on: `Ok(true)`

@@ -219,6 +219,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         streams: r.streams,
         h2_window: r.h2_window,
         h2_first_stream_id: None,
+        handshake_past_end: false,
         connect_timeout: Duration::from_micros(r.connect_timeout_us),
         response_timeout: Duration::from_micros(r.response_timeout_us),
         busy_poll: Duration::from_micros(r.busy_poll_us),

@@ -71,6 +71,7 @@ mod engine_h2_accounting;
 mod engine_h2_accounting_faults;
 mod engine_h2_faults;
 mod engine_h2_fin;
+mod engine_h2_handshake_end;
 mod engine_h2_lanes;
 mod engine_h2_limits;
 mod engine_h2_low_water;

@@ -214,11 +214,20 @@ impl H2 {
             }
         }
         let io = &self.io;
-        // After the run's end (read in the loop's last round), what was in flight is unfinished.
+        // Failed past the run's end (a handshake done in the loop's last round, then failed):
+        // counted as `at_end` counts what is left. A stream whose request left whole, and that
+        // the server did not refuse, is unfinished, the rest begun and not sent; on a connection
+        // that never came up nothing reached the server (no stream opens before its SETTINGS),
+        // so all of it is unsent.
         let ended = now >= end;
+        let last = io.goaway.unwrap_or(http2::StreamId::MAX);
         for (_, s) in io.flight.iter() {
             if ended {
-                ch.record_unfinished(cx, &s.ex, s.bytes_read(), end);
+                let processed = !s.refused && s.id <= last;
+                match was_up && processed && !io.unsent_at_end(s) {
+                    true => ch.record_unfinished(cx, &s.ex, s.bytes_read(), end),
+                    false => ch.record_unsent(cx, &s.ex, end),
+                }
                 any = true;
                 continue;
             }
@@ -248,7 +257,8 @@ impl H2 {
         }
         for ex in self.io.flight.retry.drain(..) {
             if ended {
-                ch.record_unfinished(cx, &ex, 0, end);
+                // Not processed by the server (a GOAWAY's, a refusal's) or not sent yet.
+                ch.record_unsent(cx, &ex, end);
                 any = true;
                 continue;
             }
@@ -265,7 +275,7 @@ impl H2 {
             // Nothing sent yet: the page's first file is what failed.
             let ex = self.first_exchange(ch, cx.sh.workload);
             if ended {
-                ch.record_unfinished(cx, &ex, 0, end);
+                ch.record_unsent(cx, &ex, end);
             } else {
                 ch.record_failure(cx, &ex, kind, 0, now);
             }
