@@ -68,5 +68,5 @@ fn an_open_loop_page_is_picked_only_with_a_stream_for_it() {
         connects,
         "picked to written, against the connects"
     );
-    assert_eq!(server.log.lock().unwrap().requests, pages);
+    assert_eq!(h3_runs::settled(&server).0, pages);
 }

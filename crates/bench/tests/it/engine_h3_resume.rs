@@ -4,6 +4,7 @@
 //! think time, so pages go on new connections. Counts are the test, not times: however late
 //! the server's close, every handshake after a Webchild's first resumes.
 
+use crate::h3_runs;
 use crate::udp;
 
 use bench::config::TlsOptions;
@@ -73,8 +74,11 @@ fn every_connection_after_a_webchilds_first_resumes_its_session() {
         conns - clients as u64,
         "all but each Webchild's first connection resume"
     );
-    // The server's count agrees: bench's is not its own guess (a connection begun as the run
-    // stopped may add one bench did not count).
+    // The server's counts, once its connections are closed, agree: the requests it was handed
+    // are bench's, exactly; its resumed handshakes are no fewer than bench's, so bench's are
+    // not its own guess (a connection begun as the run stopped may add one bench did not
+    // count).
+    assert_eq!(h3_runs::settled(&server).0, s.requests + s.unfinished);
     let at_server = server.log.lock().unwrap().resumed;
     assert!(
         at_server >= s.tls_resumed,
@@ -110,7 +114,10 @@ fn without_tls_resume_no_handshake_is_counted_as_resumed() {
     assert_eq!(s.requests, PAGES);
     let conns = s.http3.connections;
     assert!(conns > 1, "{conns}");
-    // The server's own count: without the flag no session is offered, so none resumes.
+    // The server's own counts, once its connections are closed (a handshake finished as the
+    // run stopped is in them): the requests bench counted, and without the flag no session is
+    // offered, so none resumes.
+    assert_eq!(h3_runs::settled(&server).0, s.requests + s.unfinished);
     let at_server = server.log.lock().unwrap().resumed;
     assert_eq!(at_server, 0, "the server resumed");
     assert_eq!(s.tls_handshakes, conns, "each QUIC handshake is counted");

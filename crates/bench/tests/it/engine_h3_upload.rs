@@ -53,7 +53,7 @@ fn an_upload_answered_at_once_has_a_time_to_first_byte_within_its_response_time(
         let response: u64 = f[8].parse().unwrap_or_else(|_| panic!("{line}"));
         assert!(ttfb > 0 && ttfb <= response, "{line}");
     }
-    assert_eq!(server.log.lock().unwrap().requests, pages);
+    assert_eq!(h3_runs::settled(&server).0, pages);
 }
 
 #[test]
@@ -87,10 +87,7 @@ fn uploads_answered_at_once_give_their_streams_back() {
     assert_eq!(s.bytes_body, 10 * pages, "every answer whole");
     assert_eq!(s.http3.connections, 2, "{:?}", s.http3);
     assert_eq!(s.http3.streams, pages, "{:?}", s.http3);
-    assert_eq!(
-        server.log.lock().unwrap().requests,
-        s.requests + s.unfinished
-    );
+    assert_eq!(h3_runs::settled(&server).0, s.requests + s.unfinished);
 }
 
 #[test]
@@ -116,9 +113,10 @@ fn uploads_cut_by_the_duration_are_cancelled_and_the_server_has_exactly_the_rest
             );
             assert_eq!(s.errors.total(), 0, "{what}");
             assert_eq!(s.statuses.get(200), s.requests, "every body counted whole");
-            let (kept, cancelled) = settled(&server, s.http3.connections, &what);
+            let seen = h3_runs::settled(&server).0;
+            let cancelled = cancelled(&server);
             assert_eq!(
-                kept,
+                seen - cancelled,
                 s.requests + s.unfinished,
                 "{what}: cancelled {cancelled}"
             );
@@ -142,26 +140,11 @@ fn uploads_cut_by_the_duration_are_cancelled_and_the_server_has_exactly_the_rest
     );
 }
 
-/// The requests the server saw, less those the client cancelled after their head (reset with
-/// H3_REQUEST_CANCELLED), and those cancelled, once the server has logged the end of each of
-/// the run's `connections` (the lingering close's CONNECTION_CLOSE: every datagram before it
-/// read), bounded.
-fn settled(server: &udp::UdpServer, connections: u64, what: &str) -> (u64, u64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let log = server.log.lock().unwrap();
-        if log.closed.len() as u64 >= connections.max(log.accepted) {
-            let cancelled = (log.resets.iter())
-                .filter(|(path, code)| !path.is_empty() && *code == http3::H3_REQUEST_CANCELLED)
-                .count() as u64;
-            return (log.requests - cancelled, cancelled);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: the server saw {} of {connections} connections end",
-            log.closed.len()
-        );
-        drop(log);
-        std::thread::sleep(Duration::from_millis(5));
-    }
+/// The requests the client cancelled after their head (reset with H3_REQUEST_CANCELLED), read
+/// once the server is [`h3_runs::settled`]: no reset can come after.
+fn cancelled(server: &udp::UdpServer) -> u64 {
+    let log = server.log.lock().unwrap();
+    (log.resets.iter())
+        .filter(|(path, code)| !path.is_empty() && *code == http3::H3_REQUEST_CANCELLED)
+        .count() as u64
 }

@@ -35,6 +35,9 @@ pub struct Log {
     /// Connections accepted, and open (as the server's loop last saw them).
     pub accepted: u64,
     pub connections: usize,
+    /// Turns of the server's loop that wrote the counts above, each after reading every
+    /// datagram waiting: one begun after a client's socket closed has read all it sent.
+    pub turns: u64,
     /// New client addresses the connections moved to (`ServerCounts::address_changes`).
     pub address_changes: u64,
     /// Datagrams dropped from new addresses of IPs not proved (`address_changes_refused`).
@@ -118,6 +121,7 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
         l.resumed = counts.resumed;
         l.accepted = counts.accepted;
         l.connections = server.connections();
+        l.turns += 1;
         l.address_changes = counts.address_changes;
         l.address_changes_refused = counts.address_changes_refused;
         drop(l);
