@@ -51,8 +51,9 @@ pub struct DiscoverArgs {
     /// A resource larger than this (bytes; K, M, G suffixes of 1024) is left out, with a comment.
     #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = parse_size)]
     pub max_size: u64,
-    /// Give up on one resource (connect, send, receive) after this long (above 0).
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::duration::parse)]
+    /// Give up on one resource (connect, send, receive) after this long (above 0; a bare
+    /// number is seconds).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::duration::positive)]
     pub timeout: Duration,
     /// Weigh pages by this access log (Common or Combined Log Format; gzip accepted): each
     /// page's weight is how often its document was requested (GET, 200 or 304). Without a URL,
@@ -80,8 +81,8 @@ pub struct DiscoverArgs {
     #[arg(long, requires = "browser")]
     pub all_origins: bool,
     /// With --browser: one page's load, scroll and wait for an idle network, at most; what is
-    /// still loading then is a comment.
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = crate::duration::parse, requires = "browser")]
+    /// still loading then is a comment (above 0; a bare number is seconds).
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = crate::duration::positive, requires = "browser")]
     pub page_timeout: Duration,
 }
 
@@ -137,12 +138,6 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
             "--browser: Chromium speaks HTTP as it chooses and trusts the system's roots: \
              --cacert and --http 2 do not apply (-k does)"
         );
-    }
-    if args.browser && args.page_timeout.is_zero() {
-        anyhow::bail!("--page-timeout must be above 0");
-    }
-    if args.timeout.is_zero() {
-        anyhow::bail!("--timeout must be above 0");
     }
     // Found before the first request: a crawl whose workload cannot be written is lost.
     if !output::is_stdout(&args.output) {
@@ -388,8 +383,32 @@ mod tests {
     }
 
     #[test]
-    fn a_zero_timeout_is_refused() {
-        usage_error_before_any_request(&["--timeout", "0s"], "--timeout must be above 0");
+    fn a_bare_number_is_seconds_as_in_bench_run_and_lab() {
+        let args = Cli::try_parse_from(["discover", "http://h/", "--timeout", "5"])
+            .expect("a bare number is taken")
+            .args;
+        assert_eq!(args.timeout, std::time::Duration::from_secs(5));
+        let argv = [
+            "discover",
+            "http://h/",
+            "--browser",
+            "--page-timeout",
+            "1.5",
+        ];
+        let args = Cli::try_parse_from(argv).expect("taken").args;
+        assert_eq!(args.page_timeout, std::time::Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn a_zero_timeout_is_refused_however_written() {
+        for flag in ["--timeout", "--page-timeout"] {
+            for zero in ["0", "0s", "0ms"] {
+                let argv = ["discover", "http://h/", "--browser", flag, zero];
+                let err = Cli::try_parse_from(argv).err().expect("refused");
+                assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation, "{err}");
+                assert!(err.to_string().contains("must be longer than 0"), "{err}");
+            }
+        }
     }
 
     #[test]
