@@ -97,6 +97,9 @@ pub struct Site {
     /// The most links held in memory at once (pages known, links told apart in the notes'
     /// counts): at most a few times `max_pages`, however many links were found.
     pub links_kept_peak: usize,
+    /// `@import`s not fetched because they were nested past
+    /// [`crawl::MAX_IMPORT_DEPTH`] stylesheets (each a comment of its page).
+    pub imports_cut: u64,
     /// Stopped by [`Options::stop`] before the crawl was done.
     pub interrupted: bool,
 }

@@ -179,6 +179,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mut interrupted = false;
+    let mut imports_cut = 0;
     let (pages, notes, source, origin, requests) = match &start {
         Some(start) => {
             // SIGINT and SIGTERM stop the crawl; what it found is still written.
@@ -218,6 +219,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 Err(other) => return Err(failed(other)),
             };
             interrupted = site.interrupted;
+            imports_cut = site.imports_cut;
             let mut pages = site.pages;
             if let Some(c) = &counts {
                 if c.weigh(&mut pages) == 0 {
@@ -278,6 +280,14 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     output::write_file(&args.output, text.as_bytes())
         .with_context(|| format!("writing {}", args.output.display()))?;
     output::error_line(&summary(&pages, requests));
+    if imports_cut > 0 {
+        // A browser follows such chains: the workload is lighter than the pages, and says where.
+        output::error_line(&format!(
+            "flint discover: {imports_cut} @imports nested more than {} stylesheets deep not \
+             fetched, nor what they reference (a comment in the workload names each)",
+            discover::crawl::MAX_IMPORT_DEPTH
+        ));
+    }
     if interrupted {
         output::error_line(
             "flint discover: interrupted: the workload holds the pages crawled until then",
