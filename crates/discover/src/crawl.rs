@@ -115,7 +115,7 @@ struct Crawl<'a> {
     browser: Option<Browser>,
     /// Why Chromium cannot go on (the crawl ends with it).
     browser_failed: Option<String>,
-    /// Requests Chromium made.
+    /// Requests Chromium sent to the site (each redirect one).
     browser_requests: u64,
     /// What stylesheets' `@media` are evaluated against.
     env: css::Env,
@@ -161,6 +161,7 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
             requests: 0,
             links_found: 0,
             links_kept_peak: 0,
+            requests_elsewhere: 0,
             imports_cut: 0,
             interrupted: false,
         },

@@ -235,7 +235,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 site.notes,
                 start.to_string(),
                 Some(origin),
-                Some(site.requests),
+                Some((site.requests, site.requests_elsewhere)),
             )
         }
         None => {
@@ -297,8 +297,9 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The line on stderr: pages, files, bytes, what was left out.
-fn summary(pages: &[Page], requests: Option<u64>) -> String {
+/// The line on stderr: pages, files, bytes, what was left out, and the requests the site
+/// received (and, with `--browser`, those Chromium sent elsewhere).
+fn summary(pages: &[Page], requests: Option<(u64, u64)>) -> String {
     let (files, bytes) = workload::totals(pages);
     let skipped: usize = pages
         .iter()
@@ -320,8 +321,11 @@ fn summary(pages: &[Page], requests: Option<u64>) -> String {
     if skipped > 0 {
         line += &format!("; {skipped} references not fetched (comments in the workload)");
     }
-    if let Some(n) = requests {
-        line += &format!("; {n} requests");
+    if let Some((n, elsewhere)) = requests {
+        line += &format!("; {n} requests to the site, redirects included");
+        if elsewhere > 0 {
+            line += &format!(" ({elsewhere} more by the browser to other origins)");
+        }
     }
     line
 }
