@@ -52,6 +52,11 @@ mod styles;
 use redirects::{FetchFailure, Fetched};
 use styles::{Resolved, Styles};
 
+/// Stylesheets importing stylesheets: an `@import` in a stylesheet imported this deep (a
+/// page's own is 0 deep) is not fetched, and is named where it is cut (a cycle ends sooner, at
+/// the first stylesheet seen again).
+pub const MAX_IMPORT_DEPTH: u32 = 32;
+
 /// Why no workload could be made.
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {
@@ -104,11 +109,13 @@ struct Crawl<'a> {
     disallowed: Tally,
     /// Pages that named more than --max-files references.
     pages_cut: u64,
+    /// `@import`s not fetched, nested past [`MAX_IMPORT_DEPTH`].
+    imports_cut: u64,
     /// `--browser`'s Chromium, started for the first page.
     browser: Option<Browser>,
     /// Why Chromium cannot go on (the crawl ends with it).
     browser_failed: Option<String>,
-    /// Requests Chromium made.
+    /// Requests Chromium sent to the site (each redirect one).
     browser_requests: u64,
     /// What stylesheets' `@media` are evaluated against.
     env: css::Env,
@@ -154,6 +161,8 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
             requests: 0,
             links_found: 0,
             links_kept_peak: 0,
+            requests_elsewhere: 0,
+            imports_cut: 0,
             interrupted: false,
         },
         notes_seen: HashSet::new(),
@@ -161,6 +170,7 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         other_origin: Tally::new(opts.max_pages),
         disallowed: Tally::new(opts.max_pages),
         pages_cut: 0,
+        imports_cut: 0,
         browser: None,
         browser_failed: None,
         browser_requests: 0,
@@ -206,6 +216,7 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         ));
     }
     c.closing_notes();
+    c.site.imports_cut = c.imports_cut;
     c.site.requests = c.fetcher.requests + c.browser_requests;
     Ok(c.site)
 }
@@ -260,6 +271,14 @@ impl Crawl<'_> {
             let (n, more) = (full.len(), not_told_apart(full.more));
             self.note(format!(
                 "{n} pages beyond --max-pages {max} not crawled{more}"
+            ));
+        }
+        if self.imports_cut > 0 {
+            self.note(format!(
+                "@imports nested more than {MAX_IMPORT_DEPTH} stylesheets deep were not fetched, \
+                 nor what they reference ({} of them, each a comment where it was cut; a browser \
+                 follows them, so those pages are lighter here than in a browser)",
+                self.imports_cut
             ));
         }
         if self.pages_cut > 0 {

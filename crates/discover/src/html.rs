@@ -18,7 +18,7 @@ use url::Url;
 /// Why a URL is requested, which decides what is done with what comes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// A subresource of the page (image, script, icon, preload): fetched, not parsed.
+    /// A subresource of the page (image, script, icon, preload, prefetch): fetched, not parsed.
     File,
     /// A stylesheet: fetched and its `url()` and `@import` followed.
     Stylesheet,
@@ -249,6 +249,10 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, env: &Env, doc
                     };
                     push(attr("href"), kind);
                 }
+            } else if rels.contains(&"prefetch") {
+                // Fetched once the page is idle, for a later page, whatever its `media`
+                // (Chromium does not evaluate it for a prefetch).
+                push(attr("href"), Kind::File);
             } else if !media_holds {
                 // A preload (or an icon) for another medium is not fetched.
             } else if rels.contains(&"preload") && attr("as") == Some("style") {
@@ -402,13 +406,15 @@ mod tests {
     }
 
     #[test]
-    fn stylesheets_for_other_media_are_fetched_not_applied_and_their_preloads_skipped() {
+    fn stylesheets_for_other_media_are_fetched_not_applied_their_preloads_skipped_prefetches_not() {
         let html = r#"<link rel=stylesheet href="print.css" media="print">
             <link rel=stylesheet href="all.css" media="">
             <link rel=stylesheet href="list.css" media="print, SCREEN">
             <link rel=stylesheet href="later.css" media="print" onload="this.media='all'">
             <link rel=preload as=image href="p.png" media="print">
             <link rel=preload as=image href="s.png" media="(max-width: 2000px)">
+            <link rel=prefetch href="pf.png" media="print"><link rel="next PREFETCH" href="n.html">
+            <link rel=dns-prefetch href="dns.png"><link rel=prerender href="pr.png">
             <style media="print">p { color: red }</style><style>p { color: blue }</style>"#;
         let doc = parse(
             html,
@@ -424,6 +430,8 @@ mod tests {
                 ("/list.css".to_owned(), Kind::Stylesheet),
                 ("/later.css".to_owned(), Kind::Stylesheet),
                 ("/s.png".to_owned(), Kind::File),
+                ("/pf.png".to_owned(), Kind::File),
+                ("/n.html".to_owned(), Kind::File),
             ]
         );
         let styles: Vec<bool> = doc

@@ -90,13 +90,20 @@ pub struct Site {
     pub pages: Vec<Page>,
     /// What was not crawled and why (another origin, robots.txt, --depth, --max-pages).
     pub notes: Vec<String>,
-    /// Requests sent, robots.txt and redirects included.
+    /// Requests the site received from the crawl: flint's own (robots.txt and each redirect
+    /// included) and, with `--browser`, Chromium's to the site's origin (each redirect one;
+    /// none it blocked before sending).
     pub requests: u64,
+    /// With `--browser`: requests Chromium sent to other origins (not the site's).
+    pub requests_elsewhere: u64,
     /// Links (`a href`, `area href`) the pages named, repeats included.
     pub links_found: u64,
     /// The most links held in memory at once (pages known, links told apart in the notes'
     /// counts): at most a few times `max_pages`, however many links were found.
     pub links_kept_peak: usize,
+    /// `@import`s not fetched because they were nested past
+    /// [`crawl::MAX_IMPORT_DEPTH`] stylesheets (each a comment of its page).
+    pub imports_cut: u64,
     /// Stopped by [`Options::stop`] before the crawl was done.
     pub interrupted: bool,
 }

@@ -169,3 +169,61 @@ fn deep_nesting_is_capped_and_said() {
         site.notes
     );
 }
+
+/// Stylesheets in a chain of `@import`s: `/c/0.css` imports `/c/1.css`, and so on to
+/// `/c/39.css`, each with a rule of its own; the last styles the page's `<p>` with an image.
+fn import_chain(path: &str) -> Option<Vec<u8>> {
+    if path == "/" {
+        let html = r#"<!doctype html><link rel=stylesheet href="/c/0.css"><p class=end>x</p>"#;
+        return Some(ok("text/html", html.as_bytes()));
+    }
+    let n = path
+        .strip_prefix("/c/")
+        .and_then(|p| p.strip_suffix(".css"));
+    let Some(n) = n.and_then(|n| n.parse::<u32>().ok()) else {
+        return Some(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec());
+    };
+    let css = if n < 39 {
+        format!("@import url(\"{}.css\");\n.k{n} {{ color: red }}\n", n + 1)
+    } else {
+        ".end { background: url(/e.png) }".to_owned()
+    };
+    Some(ok("text/css", css.as_bytes()))
+}
+
+#[test]
+fn an_import_chain_cut_at_its_depth_says_where() {
+    let addr = serve(import_chain);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut opts = options(Duration::from_secs(10));
+    opts.depth = 0;
+    let site = discover::crawl(&start, &opts).expect("crawl");
+    let page = &site.pages[0];
+    let sheets: Vec<String> = page.files().skip(1).map(|f| f.path.clone()).collect();
+    let followed: Vec<String> = (0..=32).map(|n| format!("/c/{n}.css")).collect();
+    assert_eq!(sheets, followed);
+    // The cut is named where it is: the import not fetched, in the page's list...
+    let cut: Vec<(&str, &str)> = (page.entries.iter())
+        .filter_map(|e| match e {
+            discover::Entry::Skipped { url, reason } => Some((url.as_str(), reason.as_str())),
+            discover::Entry::File(_) => None,
+        })
+        .collect();
+    assert_eq!(
+        cut,
+        [(
+            "/c/33.css",
+            "an @import of a stylesheet imported 32 deep: not fetched (a chain of @imports is \
+             followed 32 stylesheets deep)"
+        )]
+    );
+    // ...and for the crawl, at the top of the workload and counted for the summary.
+    assert_eq!(site.imports_cut, 1);
+    assert!(
+        site.notes.iter().any(|n| n.starts_with(
+            "@imports nested more than 32 stylesheets deep were not fetched, nor what they reference"
+        )),
+        "{:#?}",
+        site.notes
+    );
+}

@@ -108,3 +108,49 @@ fn a_page_that_navigates_away_keeps_the_file_its_server_answered() {
         page.notes
     );
 }
+
+/// Requests the counting server received.
+static RECEIVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A page whose stylesheet is behind a redirect loop (Chromium follows 20 redirects, then gives
+/// up), whose image is behind one redirect, with a prefetch; its icon a `data:` URL, so that no
+/// `/favicon.ico` is asked for by the browser's interface whenever it gets to it.
+fn counted(path: &str) -> Option<Vec<u8>> {
+    RECEIVED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let page = r#"<!doctype html><link rel=icon href="data:,"><link rel=prefetch href="/img/p.png">
+        <link rel=stylesheet href="/loop1.css"><body><img src="/hop.png"></body>"#;
+    Some(match path {
+        "/" => scripted::ok("text/html", page.as_bytes()),
+        "/loop1.css" => scripted::redirect("/loop2.css"),
+        "/loop2.css" => scripted::redirect("/loop1.css"),
+        "/hop.png" => scripted::redirect("/img/a.png"),
+        p if p.starts_with("/img/") => scripted::ok("image/png", b"PNG"),
+        _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+    })
+}
+
+#[test]
+fn the_requests_counted_are_those_the_site_received() {
+    let addr = scripted::serve(counted);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut opts = scripted::options(Duration::from_secs(10));
+    opts.depth = 0;
+    opts.browser = Some(BrowserOptions {
+        chromium: find_chromium().unwrap_or_else(|e| panic!("{e}")),
+        all_origins: false,
+        page_timeout: Duration::from_secs(60),
+        insecure: false,
+    });
+    let site = discover::crawl(&start, &opts).expect("crawl");
+    assert_eq!(
+        files(&site, "/"),
+        ["/", "/img/a.png", "/img/p.png"],
+        "{:#?}",
+        site.pages[0].entries
+    );
+    // The crawler's two (the page, robots.txt) and Chromium's: the page, 21 of the loop, 2 of
+    // the image's redirect, the prefetch.
+    let received = RECEIVED.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(site.requests, received, "{:#?}", site.pages[0].entries);
+    assert_eq!(received, 2 + 1 + 21 + 2 + 1);
+}

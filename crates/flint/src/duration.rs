@@ -1,13 +1,14 @@
 //! Durations on the command line: numbers with units (`500ms`, `10s`, `2m`, `1h`, `1.5s`), or
 //! several of them in a row as Go, k6 and hey write them (`1m30s`, `1h2m`).
 //!
-//! One rule for every duration flag of `bench`, `run`, `lab` and `compare` ([`parse_or_seconds`]):
-//! a bare number is seconds, as wrk, hey, ab and h2load read their run lengths and timeouts
-//! (`-d 3`, `--timeout 2`). Two knobs far below a second refuse a bare number instead, with the
-//! unit they are written in as the hint: `--busy-poll` (microseconds) and `lab --rtt`
+//! One rule for every duration flag of `bench`, `run`, `lab`, `compare` and `discover`
+//! ([`parse_or_seconds`]): a bare number is seconds, as wrk, hey, ab and h2load read their run
+//! lengths and timeouts (`-d 3`, `--timeout 2`); a timeout or run length of 0 is refused however
+//! it is written ([`positive`]). Two knobs far below a second refuse a bare number instead, with
+//! the unit they are written in as the hint: `--busy-poll` (microseconds) and `lab --rtt`
 //! (milliseconds; `0` is taken), where a number read as seconds would be off a thousand times or
-//! more. `serve` and `discover` keep the strict [`parse`]: a config's wall time or timeout 60
-//! times too long or too short is worse than an error.
+//! more. `serve` keeps the strict [`parse`]: a config's wall time or timeout 60 times too long or
+//! too short is worse than an error.
 
 use std::time::Duration;
 
@@ -69,6 +70,15 @@ pub fn parse_or_seconds(text: &str) -> Result<Duration, String> {
         }
         Ok(_) => Err(out_of_range(text)),
         Err(_) => parse(text),
+    }
+}
+
+/// A run length or timeout: as [`parse_or_seconds`], and 0 (`0`, `0s`) refused, where hey's
+/// `-t 0` would mean no timeout at all.
+pub fn positive(text: &str) -> Result<Duration, String> {
+    match parse_or_seconds(text)? {
+        d if d.is_zero() => Err("must be longer than 0".into()),
+        d => Ok(d),
     }
 }
 

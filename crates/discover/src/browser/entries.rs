@@ -214,6 +214,7 @@ mod tests {
         Request {
             url: url.into(),
             redirected_from: None,
+            redirects: Vec::new(),
             frame: frame.into(),
             resource_type: ty.into(),
             initiator: "parser",

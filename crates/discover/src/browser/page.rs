@@ -41,6 +41,8 @@ pub struct Request {
     pub url: String,
     /// The URL first requested, when a redirect led elsewhere.
     pub redirected_from: Option<String>,
+    /// Every URL a redirect led on from, in order: each a request the server at it received.
+    pub redirects: Vec<String>,
     /// The frame that asked for it.
     pub frame: String,
     /// DevTools' resource type (Document, Stylesheet, Image, Fetch, Prefetch...).
@@ -75,6 +77,30 @@ pub struct Load {
     pub timed_out: bool,
     /// JavaScript dialogs the page opened (each answered OK).
     pub dialogs: u64,
+}
+
+impl Load {
+    /// The requests `origin`'s server received for the page: each redirect a request of its
+    /// own, and none that Chromium blocked before it was sent. Its requests to other origins are
+    /// the other count.
+    pub fn requests_to(&self, origin: &url::Origin) -> (u64, u64) {
+        let (mut here, mut elsewhere) = (0, 0);
+        let sent = self.requests.iter().flat_map(|r| {
+            let blocked = r
+                .failed
+                .as_deref()
+                .is_some_and(|f| f.starts_with("blocked"));
+            let last = (!blocked).then_some(r.url.as_str());
+            r.redirects.iter().map(String::as_str).chain(last)
+        });
+        for url in sent {
+            match url::Url::parse(url) {
+                Ok(u) if u.origin() == *origin => here += 1,
+                _ => elsewhere += 1,
+            }
+        }
+        (here, elsewhere)
+    }
 }
 
 /// Why a page gave no record.

@@ -42,7 +42,9 @@ impl Crawl<'_> {
                 return Err(why);
             }
         };
-        self.browser_requests += load.requests.len() as u64;
+        let (here, elsewhere) = load.requests_to(&self.origin);
+        self.browser_requests += here;
+        self.site.requests_elsewhere += elsewhere;
         let mut rec = crate::browser::entries(&load, url, opts.all_origins, self.opts.max_files)?;
         if let Some(Entry::File(doc)) = rec.entries.first_mut() {
             doc.redirected_from = redirected_from.clone();

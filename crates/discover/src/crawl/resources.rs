@@ -1,20 +1,16 @@
 //! A page's resources: each fetched once for the whole crawl (its outcome cached), listed once
 //! a page within `--max-files`, another origin's skipped, a stylesheet's references followed
-//! (its `@import`s to a bounded depth, the `url()`s of its rules by `styles.rs`).
+//! (its `@import`s to a bounded depth, each cut named; the `url()`s of its rules by `styles.rs`).
 
 use super::redirects::{Fetched, Reached};
 use super::styles::Resolved;
-use super::{skipped, target, Crawl, Fetch, Outcome, PageWork};
+use super::{skipped, target, Crawl, Fetch, Outcome, PageWork, MAX_IMPORT_DEPTH};
 use crate::charset::{self, Charset};
 use crate::css;
 use crate::frontier::key;
 use crate::{Entry, File};
 use std::sync::Arc;
 use url::Url;
-
-/// Stylesheets importing stylesheets: deeper chains are cut (a cycle ends sooner, at the first
-/// stylesheet seen again).
-const MAX_IMPORT_DEPTH: u32 = 32;
 
 impl Crawl<'_> {
     /// Whether the page may list one more reference (the HTML itself is not counted).
@@ -47,9 +43,7 @@ impl Crawl<'_> {
                 && work.styles.not_applied.remove(&key(url))
             {
                 if let Some(Outcome::Got { css, .. }) = self.cache.get(&key(url)).cloned() {
-                    if import_depth < MAX_IMPORT_DEPTH {
-                        self.follow(&css, true, import_depth + 1, work);
-                    }
+                    self.follow(&css, true, import_depth + 1, work);
                 }
             }
             return;
@@ -101,11 +95,46 @@ impl Crawl<'_> {
                 if !applies {
                     work.styles.not_applied.insert(key(url));
                 }
-                if import_depth < MAX_IMPORT_DEPTH {
-                    self.follow(&css, applies, import_depth + 1, work);
-                }
+                self.follow(&css, applies, import_depth + 1, work);
             }
         }
+    }
+
+    /// An `@import` of a stylesheet `import_depth` deep (1: named by a page's stylesheet):
+    /// fetched, or past [`MAX_IMPORT_DEPTH`] a comment naming the cut, once a page. Chromium
+    /// follows a chain of any length; a hostile one (each stylesheet new, none seen again to
+    /// end it as a cycle ends) would hold the crawl to one request and one stack frame a link.
+    pub(super) fn import(
+        &mut self,
+        url: &Url,
+        what: Fetch,
+        import_depth: u32,
+        work: &mut PageWork,
+    ) {
+        if import_depth <= MAX_IMPORT_DEPTH {
+            self.resource(url, what, import_depth, work);
+            return;
+        }
+        if !matches!(url.scheme(), "http" | "https")
+            || work.on_page.contains(&key(url))
+            || !work.on_page.insert(format!("cut {}", key(url)))
+            || !self.room(work)
+        {
+            return;
+        }
+        self.imports_cut += 1;
+        let depth = import_depth - 1;
+        work.entries.push(Entry::Skipped {
+            url: if url.origin() == self.origin {
+                target(url)
+            } else {
+                url.to_string()
+            },
+            reason: format!(
+                "an @import of a stylesheet imported {depth} deep: not fetched (a chain of \
+                 @imports is followed {MAX_IMPORT_DEPTH} stylesheets deep)"
+            ),
+        });
     }
 
     /// Fetches a resource once for the crawl; a stylesheet's text decoded as a browser decodes

@@ -137,7 +137,7 @@ impl Crawl<'_> {
         if !applies {
             for (url, _) in sheet.refs.iter().filter(|(_, r)| r.import) {
                 let what = Fetch::Stylesheet { applies: false };
-                self.resource(url, what, import_depth, work);
+                self.import(url, what, import_depth, work);
             }
             return;
         }
@@ -164,7 +164,7 @@ impl Crawl<'_> {
                 let what = Fetch::Stylesheet {
                     applies: r.media_holds,
                 };
-                self.resource(url, what, import_depth, work);
+                self.import(url, what, import_depth, work);
             } else {
                 work.styles.images.push((url.clone(), r.clone(), None));
             }

@@ -20,12 +20,7 @@ use std::time::Duration;
 static STOP: AtomicBool = AtomicBool::new(false);
 
 /// As the load options': a bare number is seconds; a wait of 0 (`0`, `0s`) is refused.
-fn positive_duration(text: &str) -> Result<Duration, String> {
-    match crate::duration::parse_or_seconds(text)? {
-        d if d.is_zero() => Err("must be longer than 0".into()),
-        d => Ok(d),
-    }
-}
+use crate::duration::positive as positive_duration;
 
 /// `NAME=URL`, or a URL alone (as `flint bench` takes it), named by what follows its scheme
 /// (`127.0.0.1:8080/a.html`). A URL's own `=` (in a query) does not make it a name.

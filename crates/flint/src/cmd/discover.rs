@@ -51,8 +51,9 @@ pub struct DiscoverArgs {
     /// A resource larger than this (bytes; K, M, G suffixes of 1024) is left out, with a comment.
     #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = parse_size)]
     pub max_size: u64,
-    /// Give up on one resource (connect, send, receive) after this long (above 0).
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::duration::parse)]
+    /// Give up on one resource (connect, send, receive) after this long (above 0; a bare
+    /// number is seconds).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::duration::positive)]
     pub timeout: Duration,
     /// Weigh pages by this access log (Common or Combined Log Format; gzip accepted): each
     /// page's weight is how often its document was requested (GET, 200 or 304). Without a URL,
@@ -80,8 +81,8 @@ pub struct DiscoverArgs {
     #[arg(long, requires = "browser")]
     pub all_origins: bool,
     /// With --browser: one page's load, scroll and wait for an idle network, at most; what is
-    /// still loading then is a comment.
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = crate::duration::parse, requires = "browser")]
+    /// still loading then is a comment (above 0; a bare number is seconds).
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = crate::duration::positive, requires = "browser")]
     pub page_timeout: Duration,
 }
 
@@ -138,12 +139,6 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
              --cacert and --http 2 do not apply (-k does)"
         );
     }
-    if args.browser && args.page_timeout.is_zero() {
-        anyhow::bail!("--page-timeout must be above 0");
-    }
-    if args.timeout.is_zero() {
-        anyhow::bail!("--timeout must be above 0");
-    }
     // Found before the first request: a crawl whose workload cannot be written is lost.
     if !output::is_stdout(&args.output) {
         output::check_writable(&args.output).map_err(|e| anyhow::anyhow!("-o {e}"))?;
@@ -184,6 +179,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mut interrupted = false;
+    let mut imports_cut = 0;
     let (pages, notes, source, origin, requests) = match &start {
         Some(start) => {
             // SIGINT and SIGTERM stop the crawl; what it found is still written.
@@ -223,6 +219,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 Err(other) => return Err(failed(other)),
             };
             interrupted = site.interrupted;
+            imports_cut = site.imports_cut;
             let mut pages = site.pages;
             if let Some(c) = &counts {
                 if c.weigh(&mut pages) == 0 {
@@ -238,7 +235,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 site.notes,
                 start.to_string(),
                 Some(origin),
-                Some(site.requests),
+                Some((site.requests, site.requests_elsewhere)),
             )
         }
         None => {
@@ -283,6 +280,14 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     output::write_file(&args.output, text.as_bytes())
         .with_context(|| format!("writing {}", args.output.display()))?;
     output::error_line(&summary(&pages, requests));
+    if imports_cut > 0 {
+        // A browser follows such chains: the workload is lighter than the pages, and says where.
+        output::error_line(&format!(
+            "flint discover: {imports_cut} @imports nested more than {} stylesheets deep not \
+             fetched, nor what they reference (a comment in the workload names each)",
+            discover::crawl::MAX_IMPORT_DEPTH
+        ));
+    }
     if interrupted {
         output::error_line(
             "flint discover: interrupted: the workload holds the pages crawled until then",
@@ -292,8 +297,9 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The line on stderr: pages, files, bytes, what was left out.
-fn summary(pages: &[Page], requests: Option<u64>) -> String {
+/// The line on stderr: pages, files, bytes, what was left out, and the requests the site
+/// received (and, with `--browser`, those Chromium sent elsewhere).
+fn summary(pages: &[Page], requests: Option<(u64, u64)>) -> String {
     let (files, bytes) = workload::totals(pages);
     let skipped: usize = pages
         .iter()
@@ -315,8 +321,11 @@ fn summary(pages: &[Page], requests: Option<u64>) -> String {
     if skipped > 0 {
         line += &format!("; {skipped} references not fetched (comments in the workload)");
     }
-    if let Some(n) = requests {
-        line += &format!("; {n} requests");
+    if let Some((n, elsewhere)) = requests {
+        line += &format!("; {n} requests to the site, redirects included");
+        if elsewhere > 0 {
+            line += &format!(" ({elsewhere} more by the browser to other origins)");
+        }
     }
     line
 }
@@ -388,8 +397,32 @@ mod tests {
     }
 
     #[test]
-    fn a_zero_timeout_is_refused() {
-        usage_error_before_any_request(&["--timeout", "0s"], "--timeout must be above 0");
+    fn a_bare_number_is_seconds_as_in_bench_run_and_lab() {
+        let args = Cli::try_parse_from(["discover", "http://h/", "--timeout", "5"])
+            .expect("a bare number is taken")
+            .args;
+        assert_eq!(args.timeout, std::time::Duration::from_secs(5));
+        let argv = [
+            "discover",
+            "http://h/",
+            "--browser",
+            "--page-timeout",
+            "1.5",
+        ];
+        let args = Cli::try_parse_from(argv).expect("taken").args;
+        assert_eq!(args.page_timeout, std::time::Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn a_zero_timeout_is_refused_however_written() {
+        for flag in ["--timeout", "--page-timeout"] {
+            for zero in ["0", "0s", "0ms"] {
+                let argv = ["discover", "http://h/", "--browser", flag, zero];
+                let err = Cli::try_parse_from(argv).err().expect("refused");
+                assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation, "{err}");
+                assert!(err.to_string().contains("must be longer than 0"), "{err}");
+            }
+        }
     }
 
     #[test]

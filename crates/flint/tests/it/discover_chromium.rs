@@ -16,8 +16,8 @@
 //! and every `@import` whatever its media list (not one whose `supports()` fails), the imports
 //! of a stylesheet that does not apply included, and applies none of their rules: no `url()`
 //! or font face of theirs is fetched; a `<style media=print>`'s `@import` is fetched, its
-//! `url()`s are not; a preload whose `media` does not hold is not fetched. flint is held to
-//! that set, and to the priorities.
+//! `url()`s are not; a preload whose `media` does not hold is not fetched, a prefetch is
+//! whatever its `media`. flint is held to that set, and to the priorities.
 //!
 //! Chromium runs at an 800 px wide window, and flint with `--viewport 800`, so both pick the
 //! same srcset candidate. Not skipped when Chromium is missing: the test fails saying how to
@@ -192,6 +192,8 @@ fn stylesheets_for_other_media_are_fetched_and_not_applied_as_in_chromium() {
         "/media/img/both.png",
         "/media/img/style-screen.png",
         "/media/img/pre-screen.png",
+        "/media/img/pf-print.png",
+        "/media/img/pf.png",
     ] {
         assert!(files.contains(fetched), "{fetched} not listed: {files:#?}");
     }

@@ -16,14 +16,8 @@ fn microseconds(text: &str) -> Result<Duration, String> {
     crate::duration::parse_hinting(text, "us")
 }
 
-/// The run's length and the timeouts: a bare number is seconds, as in wrk and hey; 0 (`0`,
-/// `0s`) is refused, where hey's `-t 0` would mean no timeout at all.
-fn positive_duration(text: &str) -> Result<Duration, String> {
-    match crate::duration::parse_or_seconds(text)? {
-        d if d.is_zero() => Err("must be longer than 0".into()),
-        d => Ok(d),
-    }
-}
+/// The run's length and the timeouts: a bare number is seconds, as in wrk and hey; 0 refused.
+use crate::duration::positive as positive_duration;
 
 /// Requests in flight per connection (`--streams`): 1 to the engine's bound, a number too
 /// large for any type said to be out of that range too.

@@ -13,7 +13,7 @@
 //! for a width above the viewport, one whose media list holds, `@import`s with media lists
 //! that hold and do not and a `supports()` that fails, `<style media=print>`, a print
 //! stylesheet a script switches to `all` once loaded, the same stylesheet named for print
-//! then for screen, and preloads for each medium.
+//! then for screen, preloads for each medium, and prefetches (fetched whatever their `media`).
 //!
 //! `/icons.html`, linked from no page either, draws an icon font's glyph and a Cyrillic letter as
 //! generated text (`::before`, `::after`), each face split in `unicode-range` subsets.
@@ -229,6 +229,8 @@ const MEDIA_PAGE: &str = r#"<!doctype html>
 <link rel="stylesheet" href="/media/both.css" media="all">
 <link rel="preload" href="/media/img/pre-print.png" as="image" media="print">
 <link rel="preload" href="/media/img/pre-screen.png" as="image" media="(min-width: 100px)">
+<link rel="prefetch" href="/media/img/pf-print.png" media="print">
+<link rel="next prefetch" href="/media/img/pf.png">
 <style media="print">@import "/media/style-import.css"; #d { background: url(/media/img/style-print.png) }</style>
 <style media="screen">#e { background: url(/media/img/style-screen.png) }</style>
 </head><body>
@@ -292,7 +294,7 @@ p { font-family: Print, serif }
 ];
 
 /// The images and the font the media page's stylesheets name.
-const MEDIA_FILES: [&str; 15] = [
+const MEDIA_FILES: [&str; 17] = [
     "/media/img/print.png",
     "/media/img/print-import.png",
     "/media/img/wide.png",
@@ -307,6 +309,8 @@ const MEDIA_FILES: [&str; 15] = [
     "/media/img/style-import.png",
     "/media/img/pre-print.png",
     "/media/img/pre-screen.png",
+    "/media/img/pf-print.png",
+    "/media/img/pf.png",
     "/media/fonts/print.woff2",
 ];
 
