@@ -88,6 +88,18 @@ impl Lab<'_> {
         }
     }
 
+    /// After Ctrl-C: the servers still `ok` with no row never had their turn, so they are
+    /// `not_run`, not servers that were measured.
+    pub(crate) fn not_reached(&mut self) {
+        for s in &mut self.servers {
+            if s.status == Status::Ok && !self.results.iter().any(|r| r.server == s.name) {
+                s.status = Status::NotRun;
+                s.note =
+                    Some("not measured: the run was interrupted (Ctrl-C) before its turn".into());
+            }
+        }
+    }
+
     /// `note: TEXT` on the results, the first time only.
     pub(crate) fn note(&mut self, text: &str) -> std::io::Result<()> {
         if self.said.insert(text.to_owned()) {

@@ -310,6 +310,7 @@ impl LabReport {
                 })
                 .collect(),
             results: self.results.iter().map(|r| r.record().clone()).collect(),
+            interrupted: self.interrupted,
         }
     }
 
@@ -505,6 +506,7 @@ mod tests {
                 "environment",
                 "experiment",
                 "flint_version",
+                "interrupted",
                 "kind",
                 "options",
                 "results",
@@ -514,6 +516,7 @@ mod tests {
             ]
         );
         assert_eq!(json["experiment"], "all");
+        assert_eq!(json["interrupted"], false);
         assert_eq!(json["started_at"], "1970-01-01T00:00:00.000Z");
         assert_eq!(
             keys(&json["options"]),

@@ -153,6 +153,14 @@ fn a_stop_before_the_start_measures_nothing_and_says_interrupted() {
     let (report, _, _) = run_lab(Experiment::All, &opts, true);
     assert!(report.interrupted);
     assert!(report.results.is_empty());
+    // Never reached: not a server that was measured.
+    let json = report.to_json();
+    assert_eq!(json["interrupted"], true, "{json}");
+    assert_eq!(json["servers"][0]["status"], "not_run", "{json}");
+    assert!(
+        (json["servers"][0]["note"].as_str()).is_some_and(|n| n.contains("interrupted")),
+        "{json}"
+    );
 }
 
 /// The progress stream that presses Ctrl-C as the first measurement starts.
@@ -173,7 +181,7 @@ impl Write for StopAtFirst<'_> {
 
 #[test]
 fn a_measurement_cut_short_is_marked_interrupted_not_client_limited() {
-    let mut opts = options(vec![PeerKind::Flint], flint_bin());
+    let mut opts = options(vec![PeerKind::Flint, PeerKind::Nginx], flint_bin());
     opts.profile = false;
     let stop = AtomicBool::new(false);
     let mut out = Vec::new();
@@ -191,4 +199,13 @@ fn a_measurement_cut_short_is_marked_interrupted_not_client_limited() {
         "an interrupted run has no rate: {text}"
     );
     assert!(!text.contains("sizes: output bandwidth"), "{text}");
+    // The server measured keeps its status; the one never reached is not run.
+    let json = report.to_json();
+    assert_eq!(json["interrupted"], true, "{json}");
+    let status = |name: &str| {
+        let servers = json["servers"].as_array().expect("servers");
+        (servers.iter().find(|s| s["name"] == name)).map(|s| s["status"].clone())
+    };
+    assert_eq!(status("flint"), Some("ok".into()));
+    assert_eq!(status("nginx"), Some("not_run".into()));
 }
