@@ -217,7 +217,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 } else {
                     t.row(table_row(&row, kind, traced));
                 }
-                lab.results.push(row);
+                lab.push(row);
             }
         }
     }

@@ -88,6 +88,24 @@ impl Lab<'_> {
         }
     }
 
+    /// Adds a row. One that ran and has no figures (not one response in its window) is a
+    /// measurement that failed, so its server is `failed` with it as the reason unless an
+    /// earlier one is there: `ok` is a server that was measured.
+    pub(crate) fn push(&mut self, row: ResultRow) {
+        if row.measured_nothing() && !row.interrupted {
+            if let Some(why) = &row.unavailable {
+                let note = format!("{}: {why}", row.what());
+                if let Some(s) = (self.servers.iter_mut())
+                    .find(|s| s.name == row.server && s.status == Status::Ok)
+                {
+                    s.status = Status::Failed;
+                    s.note = Some(note);
+                }
+            }
+        }
+        self.results.push(row);
+    }
+
     /// After Ctrl-C: the servers still `ok` with no row never had their turn, so they are
     /// `not_run`, not servers that were measured.
     pub(crate) fn not_reached(&mut self) {

@@ -240,6 +240,20 @@ impl ResultRow {
         })
     }
 
+    /// Which measurement of its server the row is, in a few words: `sizes 1024 B`, `dynamic
+    /// fastcgi db`, `tls ecdsa-p256 full`, `syscalls h2`.
+    pub fn what(&self) -> String {
+        let mut words = vec![self.experiment.clone()];
+        words.extend(self.certificate.clone());
+        words.extend(self.handshake.clone());
+        words.extend(self.page_mode.clone());
+        words.extend(self.tls.filter(|&t| t).map(|_| "tls".to_owned()));
+        words.extend(self.deployment.clone());
+        words.extend(self.test_type.clone());
+        words.extend(self.size_bytes.map(|b| format!("{b} B")));
+        words.join(" ")
+    }
+
     /// The row as the JSON writes it.
     pub fn record(&self) -> &LabRow {
         &self.0

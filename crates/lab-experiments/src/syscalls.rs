@@ -346,7 +346,7 @@ fn with_peer(
         if !row.interrupted {
             shown.push(row.clone());
         }
-        lab.results.push(row);
+        lab.push(row);
     }
     if let Err(e) = peer.stop() {
         lab.failed(kind, "stop", &e.to_string())?;
@@ -370,7 +370,7 @@ fn unavailable(
         label(&row)
     )?;
     shown.push(row.clone());
-    lab.results.push(row);
+    lab.push(row);
     Ok(())
 }
 

@@ -209,3 +209,26 @@ fn a_measurement_cut_short_is_marked_interrupted_not_client_limited() {
     assert_eq!(status("flint"), Some("ok".into()));
     assert_eq!(status("nginx"), Some("not_run".into()));
 }
+
+#[test]
+fn a_server_whose_measurements_got_no_response_is_failed_with_the_first_reason() {
+    // A window of a microsecond with no warm-up: no 4 MiB response can be asked for and read
+    // in it, however fast the machine.
+    let mut opts = options(vec![PeerKind::Flint], flint_bin());
+    opts.duration = Duration::from_micros(1);
+    opts.warmup = Duration::ZERO;
+    opts.sizes = vec![4 << 20];
+    opts.profile = false;
+    let (report, _, progress) = run_lab(Experiment::Sizes, &opts, false);
+    assert_eq!(report.results.len(), 1, "{progress}");
+    let row = &report.results[0];
+    assert!(row.measured_nothing(), "{row:?}");
+    let json = report.to_json();
+    let server = &json["servers"][0];
+    assert_eq!(server["status"], "failed", "{json}");
+    let note = server["note"].as_str().expect("the reason");
+    assert!(
+        note.starts_with("sizes 4194304 B: measured nothing: not one response in"),
+        "{note}"
+    );
+}
