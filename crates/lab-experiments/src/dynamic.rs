@@ -395,7 +395,9 @@ fn one(
     };
     // The syscalls from a run of their own: tracing slows the tiers, and the row's rate,
     // latency and CPU are the untraced run's.
-    if let Some(method) = lab.method.filter(|_| !row.interrupted && !lab.stopped()) {
+    if let Some(method) =
+        (lab.method).filter(|_| row.measured() && !row.interrupted && !lab.stopped())
+    {
         let window = SyscallWindow::prepare(&tiers, method);
         match run_load(lab, stack.addr, &path, false, &window) {
             Ok(run) => {

@@ -238,13 +238,15 @@ pub struct LabRow {
 impl LabRow {
     /// Whether the row has figures to show: `unavailable` is unset. A row without them (a way
     /// a server cannot run, a deployment that failed its verifier, a measurement that got not
-    /// one response) keeps zeros in its rates, which are no measurement: show it as n/a.
+    /// one response or whose requests failed) keeps zeros or what was counted in its rates,
+    /// which are no measurement: show it as n/a.
     pub fn has_figures(&self) -> bool {
         self.unavailable.is_none()
     }
 
-    /// Whether the row is a measurement that ran and got not one response: it has no figures,
-    /// yet a window (`duration_s` above 0), which a row that could not run never has.
+    /// Whether the row is a measurement that ran and has no figures (not one response, or its
+    /// requests failed beyond the lab's share): it has a window (`duration_s` above 0), which a
+    /// row that could not run never has.
     pub fn measured_nothing(&self) -> bool {
         !self.has_figures() && self.duration_s > 0.0
     }
