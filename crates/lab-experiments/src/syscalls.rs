@@ -457,15 +457,14 @@ fn summary(lab: &mut Lab, rows: &[ResultRow]) -> io::Result<()> {
     ]);
     for r in rows {
         if let Some(why) = &r.unavailable {
-            t.row(vec![
-                r.server.clone(),
-                label(r),
+            t.row_then(
+                vec![r.server.clone(), label(r)],
                 if r.measured_nothing() {
                     why.clone()
                 } else {
                     format!("not available: {why}")
                 },
-            ]);
+            );
             continue;
         }
         // Every page is the same 44 files: per page is per request times 44.
