@@ -79,12 +79,12 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                     "{kind}: interrupted after {:.2} s (Ctrl-C)",
                     row.duration_s
                 )?;
-                lab.results.push(row);
+                lab.push(row);
                 continue;
             }
             if let Some(why) = &row.unavailable {
                 writeln!(lab.out, "{kind}: {why}")?;
-                lab.results.push(row);
+                lab.push(row);
                 continue;
             }
             t.row(vec![
@@ -104,7 +104,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 table::num(row.syscalls_per_request),
                 row.errors.to_string(),
             ]);
-            lab.results.push(row);
+            lab.push(row);
         }
         if let Err(e) = peer.stop() {
             lab.failed(kind, "stop", &e.to_string())?;

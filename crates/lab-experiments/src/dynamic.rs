@@ -215,9 +215,9 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                         row.duration_s
                     )?;
                 } else {
-                    t.row(table_row(&row, kind, traced));
+                    table_row(&mut t, &row, kind, traced);
                 }
-                lab.results.push(row);
+                lab.push(row);
             }
         }
     }
@@ -255,8 +255,8 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
 }
 
 /// A line of the results table; with `traced`, each tier's syscalls per request and the traced
-/// run's rate too.
-fn table_row(row: &ResultRow, kind: lab_peers::PeerKind, traced: bool) -> Vec<String> {
+/// run's rate too. A row without figures says why after its test, widening no column.
+fn table_row(t: &mut table::Table, row: &ResultRow, kind: lab_peers::PeerKind, traced: bool) {
     let find = |name: &str| (row.tiers.iter().flatten()).find(|t| t.tier == name);
     // A web server that runs the application itself (mod_php): one tier, in the web column,
     // and the app column says where it went.
@@ -281,9 +281,7 @@ fn table_row(row: &ResultRow, kind: lab_peers::PeerKind, traced: bool) -> Vec<St
         row.test_type.clone().unwrap_or_default(),
     );
     if let Some(why) = &row.unavailable {
-        let mut cells = vec![kind.to_string(), deployment, test, why.clone()];
-        cells.resize(if traced { 15 } else { 11 }, String::new());
-        return cells;
+        return t.row_then(vec![kind.to_string(), deployment, test], why.clone());
     }
     let mut cells = vec![
         kind.to_string(),
@@ -312,7 +310,7 @@ fn table_row(row: &ResultRow, kind: lab_peers::PeerKind, traced: bool) -> Vec<St
             table::num(row.traced_requests_per_s),
         ]);
     }
-    cells
+    t.row(cells);
 }
 
 /// Verifies, then measures, one deployment's test type; `None` when nothing could be run (the
@@ -395,7 +393,9 @@ fn one(
     };
     // The syscalls from a run of their own: tracing slows the tiers, and the row's rate,
     // latency and CPU are the untraced run's.
-    if let Some(method) = lab.method.filter(|_| !row.interrupted && !lab.stopped()) {
+    if let Some(method) =
+        (lab.method).filter(|_| row.measured() && !row.interrupted && !lab.stopped())
+    {
         let window = SyscallWindow::prepare(&tiers, method);
         match run_load(lab, stack.addr, &path, false, &window) {
             Ok(run) => {
@@ -549,4 +549,51 @@ fn measure(
         run,
     };
     Ok((m, tier_cpu))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lab_peers::PeerKind;
+
+    /// Apache prefork's reason it has no CGI deployment, as long as it is.
+    const LONG: &str = "apache-prefork has no cgi deployment in the lab (its mod_cgi forks each \
+        program from the child that has the connection, in Apache's own cgroup, where the \
+        programs cannot be told from Apache: CGI through Apache is measured on the event MPM, \
+        mod_cgid)";
+
+    #[test]
+    fn a_long_reason_widens_no_column_of_the_results_table() {
+        let mut t = table::Table::new([
+            "server",
+            "deployment",
+            "test",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "web µs/req",
+            "app µs/req",
+            "db µs/req",
+            "total µs/req",
+            "errors",
+        ]);
+        let failed = |kind, deployment, why: &str| {
+            ResultRow::dynamic_failed(kind, deployment, "fortunes", Database::Sqlite, why.into())
+        };
+        let long = failed(PeerKind::ApachePrefork, "cgi", LONG);
+        let short = failed(PeerKind::Nginx, "php-fpm", "php-fpm is not installed");
+        table_row(&mut t, &long, PeerKind::ApachePrefork, false);
+        table_row(&mut t, &short, PeerKind::Nginx, false);
+        let text = t.render();
+        let lines: Vec<&str> = text.lines().collect();
+        // The headers and the other rows as wide as their own cells.
+        assert!(lines[0].chars().count() < 130, "{text}");
+        assert!(lines[2].chars().count() < 80, "{text}");
+        assert!(
+            lines[2].ends_with("fortunes  php-fpm is not installed"),
+            "{text}"
+        );
+        // The long reason runs on after its test, as it is.
+        assert!(lines[1].ends_with(&format!("fortunes  {LONG}")), "{text}");
+    }
 }

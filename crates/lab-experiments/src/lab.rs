@@ -74,17 +74,48 @@ impl Lab<'_> {
         }
     }
 
-    /// Records that `kind` failed (the first reason is kept) and says so on the progress
-    /// stream. Only the first failure of a server is printed in full (with the server's log).
+    /// Records that `kind` failed (the first reason is kept, on one line: [`one_line`]) and says
+    /// so on the progress stream. Only the first failure of a server is printed in full (with
+    /// the server's log).
     pub(crate) fn failed(&mut self, kind: PeerKind, what: &str, why: &str) -> std::io::Result<()> {
         let first = why.lines().next().unwrap_or(why);
         match self.servers.iter_mut().find(|s| s.kind == kind) {
             Some(s) if s.status == Status::Ok => {
                 s.status = Status::Failed;
-                s.note = Some(format!("{what}: {first}"));
+                s.note = Some(format!("{what}: {}", one_line(why)));
                 writeln!(self.progress, "flint lab: {kind}: {what}: {why}")
             }
             _ => writeln!(self.progress, "flint lab: {kind}: {what}: {first}"),
+        }
+    }
+
+    /// Adds a row. One that ran and has no figures (not one response in its window) is a
+    /// measurement that failed, so its server is `failed` with it as the reason unless an
+    /// earlier one is there: `ok` is a server that was measured.
+    pub(crate) fn push(&mut self, row: ResultRow) {
+        if row.measured_nothing() && !row.interrupted {
+            if let Some(why) = &row.unavailable {
+                let note = format!("{}: {why}", row.what());
+                if let Some(s) = (self.servers.iter_mut())
+                    .find(|s| s.name == row.server && s.status == Status::Ok)
+                {
+                    s.status = Status::Failed;
+                    s.note = Some(note);
+                }
+            }
+        }
+        self.results.push(row);
+    }
+
+    /// After Ctrl-C: the servers still `ok` with no row never had their turn, so they are
+    /// `not_run`, not servers that were measured.
+    pub(crate) fn not_reached(&mut self) {
+        for s in &mut self.servers {
+            if s.status == Status::Ok && !self.results.iter().any(|r| r.server == s.name) {
+                s.status = Status::NotRun;
+                s.note =
+                    Some("not measured: the run was interrupted (Ctrl-C) before its turn".into());
+            }
         }
     }
 
@@ -182,5 +213,85 @@ impl Lab<'_> {
                 Ok(None)
             }
         }
+    }
+}
+
+/// The last lines of a server's log a note keeps: where a server says why it stopped.
+const NOTE_LOG_LINES: usize = 5;
+
+/// A reason on one line, for the JSON's `note` and the report's table of servers: its first
+/// line, then the last [`NOTE_LOG_LINES`] lines of what follows (a server's log, whose end says
+/// why: nginx's `bind() ... failed (98: Address already in use)`), each trimmed, joined by
+/// ` | `, `...` where lines were left out.
+fn one_line(why: &str) -> String {
+    let mut lines = why.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or_default();
+    let rest: Vec<&str> = lines.collect();
+    let tail = &rest[rest.len().saturating_sub(NOTE_LOG_LINES)..];
+    match (tail.is_empty(), rest.len() > tail.len()) {
+        (true, _) => first.to_owned(),
+        (false, false) => format!("{first} {}", tail.join(" | ")),
+        (false, true) => format!("{first} ... {}", tail.join(" | ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_failing_at_start_keeps_its_log_in_the_note() {
+        let opts = LabOptions::new(None);
+        let (mut out, mut progress) = (Vec::new(), Vec::new());
+        let stop = AtomicBool::new(false);
+        let mut lab = Lab {
+            opts: &opts,
+            root: tempfile::tempdir().unwrap(),
+            method: None,
+            servers: vec![ServerStatus {
+                name: "nginx".into(),
+                version: Some("nginx/1.22.1".into()),
+                status: Status::Ok,
+                note: None,
+                kind: PeerKind::Nginx,
+            }],
+            results: Vec::new(),
+            out: &mut out,
+            progress: &mut progress,
+            stop: &stop,
+            started: 0,
+            planned: 1,
+            said: HashSet::new(),
+        };
+        let why = "nginx exited during start-up (exit status: 1); its log:\n\
+                   nginx: [emerg] bind() to 127.0.0.1:80 failed (98: Address already in use)\n";
+        lab.failed(PeerKind::Nginx, "start", why).unwrap();
+        assert_eq!(lab.servers[0].status, Status::Failed);
+        assert_eq!(
+            lab.servers[0].note.as_deref(),
+            Some(
+                "start: nginx exited during start-up (exit status: 1); its log: nginx: [emerg] \
+                 bind() to 127.0.0.1:80 failed (98: Address already in use)"
+            )
+        );
+        // A later failure keeps the first reason.
+        lab.failed(PeerKind::Nginx, "sizes 1 KB", "reset").unwrap();
+        assert!(lab.servers[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .starts_with("start: "));
+    }
+
+    #[test]
+    fn a_long_log_leaves_its_last_lines_in_the_note() {
+        // Where a server says why, and that some were left out.
+        let log: Vec<String> = (1..=20).map(|n| format!("line {n}")).collect();
+        let note = one_line(&format!("apache2 exited; its log:\n{}", log.join("\n")));
+        assert_eq!(
+            note,
+            "apache2 exited; its log: ... line 16 | line 17 | line 18 | line 19 | line 20"
+        );
+        assert_eq!(one_line("reset"), "reset");
     }
 }

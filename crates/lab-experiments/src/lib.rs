@@ -179,11 +179,15 @@ pub fn run(
             Experiment::All => {}
         }
     }
+    let interrupted = lab.stopped();
+    if interrupted {
+        lab.not_reached();
+    }
     Ok(LabReport {
         experiment,
         started_at,
         options: opts.record(lab.method),
-        interrupted: lab.stopped(),
+        interrupted,
         servers: lab.servers,
         results: lab.results,
     })

@@ -70,21 +70,31 @@ impl ResultRow {
                 0.0
             }
         };
-        let per_request = |x: f64| (s.requests > 0).then(|| x / s.requests as f64);
+        let interrupted = m.run.interrupted;
+        // Not one response in the window (every request failed or none ended), or more than
+        // `FAILED_SHARE` of its requests failed (a database gone, a gateway answering 500): the
+        // row has no figures to show, only what was counted, and says why as the rows a server
+        // cannot run do; its window (`duration_s` above 0) is what tells it from those
+        // ([`LabRow::measured_nothing`]). Fast error responses would read as a server faster
+        // and cheaper than a healthy one.
+        let nothing = if interrupted {
+            None
+        } else if s.requests == 0 {
+            Some(nothing_measured(duration_s, s))
+        } else {
+            failed_in_window(s)
+        };
+        let figures = nothing.is_none();
+        let per_request = |x: f64| (figures && s.requests > 0).then(|| x / s.requests as f64);
         let window = m.window.as_secs_f64();
         let busy = |cpu: Option<Duration>| cpu.map(|c| c.as_secs_f64() / window.max(1e-9));
-        let interrupted = m.run.interrupted;
-        // Without one response there is no figure for the client to have limited.
+        // Without figures there is none for the client to have limited.
         let client_limited = !interrupted
-            && s.requests > 0
+            && figures
             && matches!(
                 (busy(m.client_cpu), busy(m.server_cpu)),
                 (Some(c), Some(sv)) if c >= SATURATED && sv < SATURATED
             );
-        // Not one response in the window (every request failed or none ended): the row has no
-        // figures to show, only zeros, and says so as the rows a server cannot run do; its
-        // window (`duration_s` above 0) is what tells it from those ([`LabRow::measured_nothing`]).
-        let nothing = (s.requests == 0 && !interrupted).then(|| nothing_measured(duration_s, s));
         ResultRow(LabRow {
             experiment: experiment.name().to_owned(),
             server: server.name().to_owned(),
@@ -144,7 +154,7 @@ impl ResultRow {
             row.rtt_ms = Some(rtt.as_secs_f64() * 1e3);
             row.delay = Some(delay.name().to_owned());
         }
-        if pages > 0 {
+        if pages > 0 && row.has_figures() {
             row.page_ms_p50 = Some(page.p50);
             row.page_ms_p99 = Some(page.p99);
             row.connections_per_page = Some(s.connects as f64 / pages as f64);
@@ -152,7 +162,7 @@ impl ResultRow {
         if s.connect.count() > 0 {
             row.connect_ms_p50 = Some(s.connect.summary().p50);
         }
-        row.wire = m.wire.filter(|_| pages > 0).map(|w| {
+        row.wire = m.wire.filter(|_| pages > 0 && row.has_figures()).map(|w| {
             let per = |n: u64| n as f64 / pages as f64;
             WireCounts {
                 packets_to_server: per(w.rx_packets),
@@ -204,12 +214,13 @@ impl ResultRow {
         self.deployment = Some(deployment.to_owned());
         self.test_type = Some(test.to_owned());
         self.database = (deployment != "static").then(|| database.name().to_owned());
-        if s.response.count() > 0 {
+        let figures = self.has_figures();
+        if s.response.count() > 0 && figures {
             let r = s.response.summary();
             self.latency_ms_p50 = Some(r.p50);
             self.latency_ms_p99 = Some(r.p99);
         }
-        self.tiers = tiers.filter(|_| s.requests > 0).map(|t| {
+        self.tiers = tiers.filter(|_| s.requests > 0 && figures).map(|t| {
             (names.iter().zip(t))
                 .map(|(name, cpu)| TierCpu {
                     tier: (*name).to_owned(),
@@ -240,14 +251,28 @@ impl ResultRow {
         })
     }
 
+    /// Which measurement of its server the row is, in a few words: `sizes 1024 B`, `dynamic
+    /// fastcgi db`, `tls ecdsa-p256 full`, `syscalls h2`.
+    pub fn what(&self) -> String {
+        let mut words = vec![self.experiment.clone()];
+        words.extend(self.certificate.clone());
+        words.extend(self.handshake.clone());
+        words.extend(self.page_mode.clone());
+        words.extend(self.tls.filter(|&t| t).map(|_| "tls".to_owned()));
+        words.extend(self.deployment.clone());
+        words.extend(self.test_type.clone());
+        words.extend(self.size_bytes.map(|b| format!("{b} B")));
+        words.join(" ")
+    }
+
     /// The row as the JSON writes it.
     pub fn record(&self) -> &LabRow {
         &self.0
     }
 
-    /// Whether the row has figures: a measurement with at least one response.
+    /// Whether the row has figures: a measurement with at least one response, not failed.
     pub fn measured(&self) -> bool {
-        self.requests > 0
+        self.requests > 0 && self.has_figures()
     }
 }
 
@@ -266,6 +291,37 @@ fn nothing_measured(duration_s: f64, s: &bench::Stats) -> String {
         "measured nothing: not one response in {window} ({errors} error{})",
         if errors == 1 { "" } else { "s" }
     )
+}
+
+/// The share of a window's requests that may fail with the row still a measurement: above it
+/// (k6's usual threshold, `http_req_failed: rate<0.01`) the figures are as much the failures'
+/// as the server's.
+pub const FAILED_SHARE: f64 = 0.01;
+
+/// Why a window whose requests failed beyond [`FAILED_SHARE`] is no measurement (the JSON's
+/// `unavailable`): how many of its requests failed, and of which kinds, most first. A request
+/// is a response (error responses, a 500, counted among `requests`) or a failure without one (a
+/// reset, a timeout).
+fn failed_in_window(s: &bench::Stats) -> Option<String> {
+    let errors = s.errors.total();
+    let responses: u64 = (bench::stats::ErrorKind::STATUSES.iter())
+        .map(|&k| s.errors.get(k))
+        .sum();
+    let attempts = s.requests + errors.saturating_sub(responses);
+    if errors == 0 || (errors as f64) <= FAILED_SHARE * attempts as f64 {
+        return None;
+    }
+    let mut kinds: Vec<(u64, &str)> = (bench::stats::ErrorKind::ALL.iter())
+        .map(|&k| (s.errors.get(k), k.name()))
+        .filter(|&(n, _)| n > 0)
+        .collect();
+    kinds.sort_by_key(|&(n, _)| std::cmp::Reverse(n));
+    let kinds: Vec<String> = kinds.iter().map(|(n, k)| format!("{k} {n}")).collect();
+    Some(format!(
+        "failed in the window: {errors} of {attempts} requests failed ({:.0}%: {})",
+        errors as f64 * 100.0 / attempts as f64,
+        kinds.join(", ")
+    ))
 }
 
 /// Everything a lab run produced.
@@ -310,6 +366,7 @@ impl LabReport {
                 })
                 .collect(),
             results: self.results.iter().map(|r| r.record().clone()).collect(),
+            interrupted: self.interrupted,
         }
     }
 
@@ -451,6 +508,50 @@ mod tests {
     }
 
     #[test]
+    fn a_window_whose_requests_mostly_failed_has_no_figures_and_says_why() {
+        use bench::stats::ErrorKind;
+        // 830 of 1000 responses were 500s (a database gone mid-window): fast errors, which
+        // would read as a server faster and cheaper than a healthy one.
+        let mut m = measurement(1000, 200_000, Some(1.9), Some(0.5), Some(3000));
+        for _ in 0..830 {
+            m.run.stats.errors.add(ErrorKind::Status5xx);
+        }
+        let failed = row(&m);
+        assert!(
+            !failed.measured() && failed.measured_nothing(),
+            "{failed:?}"
+        );
+        assert_eq!(
+            failed.unavailable.as_deref(),
+            Some("failed in the window: 830 of 1000 requests failed (83%: status_5xx 830)")
+        );
+        assert_eq!(failed.server_cpu_us_per_request, None);
+        assert_eq!(failed.syscalls_per_request, None);
+        assert!(!failed.client_limited);
+        // What was counted stays counted.
+        assert_eq!((failed.requests, failed.errors), (1000, 830));
+        // Failures without a response count among the requests tried: 50 resets beside 100
+        // responses are a third.
+        let mut m = measurement(100, 20_000, None, Some(0.5), None);
+        for _ in 0..50 {
+            m.run.stats.errors.add(ErrorKind::Reset);
+        }
+        let why = row(&m).unavailable.clone().expect("failed");
+        assert!(
+            why.contains("50 of 150 requests failed (33%: reset 50)"),
+            "{why}"
+        );
+        // A stray failure is no reason to throw a window away: 1% keeps its figures.
+        let mut m = measurement(1000, 200_000, None, Some(0.5), None);
+        for _ in 0..10 {
+            m.run.stats.errors.add(ErrorKind::Status5xx);
+        }
+        let kept = row(&m);
+        assert!(kept.measured() && kept.unavailable.is_none(), "{kept:?}");
+        assert_eq!(kept.server_cpu_us_per_request, Some(500.0));
+    }
+
+    #[test]
     fn client_limited_only_when_the_client_core_is_saturated_and_the_server_is_not() {
         let limited =
             |client, server| row(&measurement(10, 10, client, server, None)).client_limited;
@@ -505,6 +606,7 @@ mod tests {
                 "environment",
                 "experiment",
                 "flint_version",
+                "interrupted",
                 "kind",
                 "options",
                 "results",
@@ -514,6 +616,7 @@ mod tests {
             ]
         );
         assert_eq!(json["experiment"], "all");
+        assert_eq!(json["interrupted"], false);
         assert_eq!(json["started_at"], "1970-01-01T00:00:00.000Z");
         assert_eq!(
             keys(&json["options"]),

@@ -54,12 +54,12 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                     table::size(size),
                     row.duration_s
                 )?;
-                lab.results.push(row);
+                lab.push(row);
                 continue;
             }
             if let Some(why) = &row.unavailable {
                 writeln!(lab.out, "{kind:<14} {:>7}  {why}", table::size(size))?;
-                lab.results.push(row);
+                lab.push(row);
                 continue;
             }
             writeln!(
@@ -79,7 +79,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 },
             )?;
             rows.push(row.clone());
-            lab.results.push(row);
+            lab.push(row);
         }
         if let Err(e) = peer.stop() {
             lab.failed(kind, "stop", &e.to_string())?;

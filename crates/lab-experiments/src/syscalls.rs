@@ -346,7 +346,7 @@ fn with_peer(
         if !row.interrupted {
             shown.push(row.clone());
         }
-        lab.results.push(row);
+        lab.push(row);
     }
     if let Err(e) = peer.stop() {
         lab.failed(kind, "stop", &e.to_string())?;
@@ -370,7 +370,7 @@ fn unavailable(
         label(&row)
     )?;
     shown.push(row.clone());
-    lab.results.push(row);
+    lab.push(row);
     Ok(())
 }
 
@@ -457,15 +457,14 @@ fn summary(lab: &mut Lab, rows: &[ResultRow]) -> io::Result<()> {
     ]);
     for r in rows {
         if let Some(why) = &r.unavailable {
-            t.row(vec![
-                r.server.clone(),
-                label(r),
+            t.row_then(
+                vec![r.server.clone(), label(r)],
                 if r.measured_nothing() {
                     why.clone()
                 } else {
                     format!("not available: {why}")
                 },
-            ]);
+            );
             continue;
         }
         // Every page is the same 44 files: per page is per request times 44.

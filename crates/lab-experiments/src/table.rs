@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 pub struct Table {
     headers: Vec<String>,
-    rows: Vec<Vec<String>>,
+    /// Each row's cells, and the text that runs on past them ([`Table::row_then`]).
+    rows: Vec<(Vec<String>, Option<String>)>,
 }
 
 impl Table {
@@ -16,7 +17,14 @@ impl Table {
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+        self.rows.push((cells, None));
+    }
+
+    /// A row of `cells` (the first columns, aligned) and then `text` in place of the rest,
+    /// running on past the columns: a reason a row has no figures, which, however long, widens
+    /// no column of the other rows.
+    pub fn row_then(&mut self, cells: Vec<String>, text: String) {
+        self.rows.push((cells, Some(text)));
     }
 
     pub fn is_empty(&self) -> bool {
@@ -27,15 +35,17 @@ impl Table {
     pub fn render(&self) -> String {
         let cols = self.headers.len();
         let mut width: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
-        for row in &self.rows {
+        for (row, _) in &self.rows {
             for (w, cell) in width.iter_mut().zip(row) {
                 *w = (*w).max(cell.chars().count());
             }
         }
         let mut out = String::new();
-        let mut line = |cells: &[String]| {
+        let mut line = |cells: &[String], then: Option<&str>| {
             let mut text = String::new();
-            for (i, w) in width.iter().enumerate().take(cols) {
+            // A row that runs on has its own cells only; the others fill every column.
+            let upto = if then.is_some() { cells.len() } else { cols };
+            for (i, w) in width.iter().enumerate().take(upto.min(cols)) {
                 let cell = cells.get(i).map_or("", String::as_str);
                 let pad = w.saturating_sub(cell.chars().count());
                 if i == 0 {
@@ -44,12 +54,15 @@ impl Table {
                     let _ = write!(text, "  {}{cell}", " ".repeat(pad));
                 }
             }
+            if let Some(then) = then {
+                let _ = write!(text, "  {then}");
+            }
             out.push_str(text.trim_end());
             out.push('\n');
         };
-        line(&self.headers);
-        for row in &self.rows {
-            line(row);
+        line(&self.headers, None);
+        for (row, then) in &self.rows {
+            line(row, then.as_deref());
         }
         out
     }
@@ -125,6 +138,24 @@ mod tests {
         assert_eq!(lines[0], "server          req/s");
         assert_eq!(lines[1], "nginx           12345");
         assert_eq!(lines[2], "apache-prefork      7");
+    }
+
+    #[test]
+    fn a_row_that_runs_on_widens_no_column() {
+        let mut t = Table::new(["server", "test", "req/s", "errors"]);
+        t.row(vec!["nginx".into(), "db".into(), "3806".into(), "0".into()]);
+        t.row_then(
+            vec!["apache-prefork".into(), "fortunes".into()],
+            "has no cgi deployment in the lab (a reason of many words)".into(),
+        );
+        let text = t.render();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "server              test  req/s  errors");
+        assert_eq!(lines[1], "nginx                 db   3806       0");
+        assert_eq!(
+            lines[2],
+            "apache-prefork  fortunes  has no cgi deployment in the lab (a reason of many words)"
+        );
     }
 
     #[test]

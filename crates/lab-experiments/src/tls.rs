@@ -131,7 +131,7 @@ pub(super) fn run(lab: &mut Lab) -> Result<(), super::LabError> {
                     if !row.interrupted {
                         rows.push(row.clone());
                     }
-                    lab.results.push(row);
+                    lab.push(row);
                 }
             }
             if let Err(e) = peer.stop() {

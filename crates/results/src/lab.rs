@@ -27,6 +27,9 @@ pub struct LabResult {
     pub servers: Vec<LabServer>,
     /// One row per measurement, in the order measured.
     pub results: Vec<LabRow>,
+    /// Ended early by Ctrl-C: the run is partial (its last row is `interrupted`, the servers
+    /// it never reached are `not_run`); `false` in a file older than the field.
+    pub interrupted: bool,
 }
 
 /// The options of the run: every one that shaped its measurements, so that the report can
@@ -75,9 +78,10 @@ impl LabOptionsRecord {
     pub const PROFILE_UNAVAILABLE: &'static str = "unavailable";
 }
 
-/// `ok`, `missing` (not installed) or `failed` (installed, but did not start or run).
+/// `ok`, `missing` (not installed), `failed` (installed, but did not start or run) or `not_run`
+/// (the run was interrupted before it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum PeerStatus {
     /// Installed, and measured.
     #[default]
@@ -86,6 +90,8 @@ pub enum PeerStatus {
     Missing,
     /// Installed, but it did not start or a measurement failed: `note` says the first reason.
     Failed,
+    /// Installed, but never measured: the run was interrupted (Ctrl-C) before its turn.
+    NotRun,
 }
 
 /// One server of the run.
@@ -232,13 +238,15 @@ pub struct LabRow {
 impl LabRow {
     /// Whether the row has figures to show: `unavailable` is unset. A row without them (a way
     /// a server cannot run, a deployment that failed its verifier, a measurement that got not
-    /// one response) keeps zeros in its rates, which are no measurement: show it as n/a.
+    /// one response or whose requests failed) keeps zeros or what was counted in its rates,
+    /// which are no measurement: show it as n/a.
     pub fn has_figures(&self) -> bool {
         self.unavailable.is_none()
     }
 
-    /// Whether the row is a measurement that ran and got not one response: it has no figures,
-    /// yet a window (`duration_s` above 0), which a row that could not run never has.
+    /// Whether the row is a measurement that ran and has no figures (not one response, or its
+    /// requests failed beyond the lab's share): it has a window (`duration_s` above 0), which a
+    /// row that could not run never has.
     pub fn measured_nothing(&self) -> bool {
         !self.has_figures() && self.duration_s > 0.0
     }

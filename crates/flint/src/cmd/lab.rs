@@ -311,7 +311,7 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
     // A measurement without one response: its row says so (no figures), and so does this note,
     // for the eye that reads only the end.
     let empty: Vec<String> = (report.results.iter())
-        .filter(|r| r.measured_nothing())
+        .filter(|r| r.measured_nothing() && r.requests == 0)
         .map(row_name)
         .collect();
     if !empty.is_empty() {
@@ -320,6 +320,21 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
             empty.len(),
             if empty.len() == 1 { "" } else { "s" },
             empty.join("; ")
+        ));
+    }
+    // A measurement whose requests failed in the window (a database gone): answers, but not
+    // figures, so said apart from the rows that got none.
+    let failed: Vec<String> = (report.results.iter())
+        .filter(|r| r.measured_nothing() && r.requests > 0)
+        .map(row_name)
+        .collect();
+    if !failed.is_empty() {
+        output::error_line(&format!(
+            "flint lab: note: {} measurement{} failed in the window (its requests failed; no \
+             figures): {}",
+            failed.len(),
+            if failed.len() == 1 { "" } else { "s" },
+            failed.join("; ")
         ));
     }
     if !report.results.iter().any(|r| r.measured()) {

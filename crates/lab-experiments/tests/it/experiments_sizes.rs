@@ -153,6 +153,14 @@ fn a_stop_before_the_start_measures_nothing_and_says_interrupted() {
     let (report, _, _) = run_lab(Experiment::All, &opts, true);
     assert!(report.interrupted);
     assert!(report.results.is_empty());
+    // Never reached: not a server that was measured.
+    let json = report.to_json();
+    assert_eq!(json["interrupted"], true, "{json}");
+    assert_eq!(json["servers"][0]["status"], "not_run", "{json}");
+    assert!(
+        (json["servers"][0]["note"].as_str()).is_some_and(|n| n.contains("interrupted")),
+        "{json}"
+    );
 }
 
 /// The progress stream that presses Ctrl-C as the first measurement starts.
@@ -173,7 +181,7 @@ impl Write for StopAtFirst<'_> {
 
 #[test]
 fn a_measurement_cut_short_is_marked_interrupted_not_client_limited() {
-    let mut opts = options(vec![PeerKind::Flint], flint_bin());
+    let mut opts = options(vec![PeerKind::Flint, PeerKind::Nginx], flint_bin());
     opts.profile = false;
     let stop = AtomicBool::new(false);
     let mut out = Vec::new();
@@ -191,4 +199,36 @@ fn a_measurement_cut_short_is_marked_interrupted_not_client_limited() {
         "an interrupted run has no rate: {text}"
     );
     assert!(!text.contains("sizes: output bandwidth"), "{text}");
+    // The server measured keeps its status; the one never reached is not run.
+    let json = report.to_json();
+    assert_eq!(json["interrupted"], true, "{json}");
+    let status = |name: &str| {
+        let servers = json["servers"].as_array().expect("servers");
+        (servers.iter().find(|s| s["name"] == name)).map(|s| s["status"].clone())
+    };
+    assert_eq!(status("flint"), Some("ok".into()));
+    assert_eq!(status("nginx"), Some("not_run".into()));
+}
+
+#[test]
+fn a_server_whose_measurements_got_no_response_is_failed_with_the_first_reason() {
+    // A window of a microsecond with no warm-up: no 4 MiB response can be asked for and read
+    // in it, however fast the machine.
+    let mut opts = options(vec![PeerKind::Flint], flint_bin());
+    opts.duration = Duration::from_micros(1);
+    opts.warmup = Duration::ZERO;
+    opts.sizes = vec![4 << 20];
+    opts.profile = false;
+    let (report, _, progress) = run_lab(Experiment::Sizes, &opts, false);
+    assert_eq!(report.results.len(), 1, "{progress}");
+    let row = &report.results[0];
+    assert!(row.measured_nothing(), "{row:?}");
+    let json = report.to_json();
+    let server = &json["servers"][0];
+    assert_eq!(server["status"], "failed", "{json}");
+    let note = server["note"].as_str().expect("the reason");
+    assert!(
+        note.starts_with("sizes 4194304 B: measured nothing: not one response in"),
+        "{note}"
+    );
 }

@@ -46,6 +46,40 @@ pub(super) fn distinct<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     out
 }
 
+/// A row in a few words: its server, experiment and what tells it from the others (`flint
+/// sizes 2 KB`, `nginx dynamic fastcgi db`).
+pub(super) fn row_name(lab: &LabResult, r: &LabRow) -> String {
+    let mut words = vec![server(r).to_owned(), experiment_of(lab, r).to_owned()];
+    words.extend(r.certificate.clone());
+    words.extend(r.handshake.clone());
+    words.extend(r.page_mode.clone());
+    words.extend(r.deployment.clone());
+    words.extend(r.test_type.clone());
+    words.extend(r.size_bytes.map(|b| crate::text::bytes(b as f64)));
+    words.join(" ")
+}
+
+/// What an interrupted lab run left undone, after "ended early by Ctrl-C": the measurement cut
+/// short (left out of every table and chart, so said here) and the servers never reached.
+pub(super) fn partial(lab: &LabResult) -> String {
+    let mut out = String::new();
+    for r in lab.results.iter().filter(|r| r.interrupted) {
+        out.push_str(&format!(
+            "; {} cut short after {:.2} s, left out of the tables",
+            row_name(lab, r),
+            r.duration_s
+        ));
+    }
+    let never: Vec<&str> = (lab.servers.iter())
+        .filter(|s| s.status == results::PeerStatus::NotRun)
+        .map(|s| s.name.as_str())
+        .collect();
+    if !never.is_empty() {
+        out.push_str(&format!("; not run: {}", never.join(", ")));
+    }
+    out
+}
+
 /// What a row without figures says in their place, escaped: a measurement that got not one
 /// response says so in its own words (`measured nothing: ...`); a way that could not run is
 /// `not available: why`. `None` for a row with figures.
@@ -94,6 +128,34 @@ mod tests {
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
         row
+    }
+
+    #[test]
+    fn an_interrupted_lab_run_says_so_with_the_row_cut_short_and_the_servers_not_run() {
+        let row = |size: u64, interrupted: bool| {
+            json!({"experiment": "sizes", "server": "flint", "mode": "persistent",
+                   "size_bytes": size, "requests": 500, "duration_s": 0.57,
+                   "requests_per_s": 877.0, "bytes_per_s": 1e6, "interrupted": interrupted})
+        };
+        let lab = json!({"kind": "lab", "experiment": "sizes", "interrupted": true,
+            "servers": [
+                {"name": "flint", "version": "flint/0.1.0", "status": "ok", "note": null},
+                {"name": "nginx", "version": "nginx/1.22.1", "status": "not_run",
+                 "note": "not measured: the run was interrupted (Ctrl-C) before its turn"}],
+            "results": [row(1024, false), row(2048, true)]});
+        let html = crate::render(&[("lab.json".into(), lab.clone())]).unwrap();
+        assert!(html.contains("ended early by Ctrl-C"), "{html}");
+        assert!(
+            html.contains("flint sizes 2.05 kB cut short after 0.57 s"),
+            "{html}"
+        );
+        assert!(html.contains("not run: nginx"), "{html}");
+        assert!(html.contains("<td>not run</td>"), "{html}");
+        // A file older than the top-level flag: its row cut short says it.
+        let mut older = lab;
+        older.as_object_mut().unwrap().remove("interrupted");
+        let html = crate::render(&[("lab.json".into(), older)]).unwrap();
+        assert!(html.contains("ended early by Ctrl-C"), "{html}");
     }
 
     #[test]

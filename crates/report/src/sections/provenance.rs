@@ -118,7 +118,13 @@ fn card(i: &Input<'_>) -> String {
             &c.environment,
             c.interrupted,
         ),
-        Doc::Lab(l) => (&l.flint_version, &l.started_at, &l.environment, false),
+        // A file older than the top-level flag says it only on the row cut short.
+        Doc::Lab(l) => (
+            &l.flint_version,
+            &l.started_at,
+            &l.environment,
+            l.interrupted || l.results.iter().any(|r| r.interrupted),
+        ),
     };
     let recorded = |x: &String| {
         if x.is_empty() {
@@ -138,7 +144,11 @@ fn card(i: &Input<'_>) -> String {
         }
     }
     if interrupted {
-        facts.push(("interrupted".into(), "yes: ended early by Ctrl-C".into()));
+        let mut said = "yes: ended early by Ctrl-C".to_owned();
+        if let Doc::Lab(l) = &i.doc {
+            said.push_str(&super::lab_rows::partial(l));
+        }
+        facts.push(("interrupted".into(), said));
     }
     if let Doc::Bench(b) = &i.doc {
         if let Some(stopped) = &b.stopped_early {
@@ -232,6 +242,7 @@ fn card(i: &Input<'_>) -> String {
                         PeerStatus::Ok => "ok",
                         PeerStatus::Missing => "missing",
                         PeerStatus::Failed => "failed",
+                        PeerStatus::NotRun => "not run",
                     };
                     vec![
                         esc(&t.name),
