@@ -120,8 +120,9 @@ pub struct LabArgs {
     pub servers: Vec<PeerKind>,
     /// The syscalls experiment's round trips, comma-separated (`0,10ms,50ms`): client and server
     /// in network namespaces, the delay by tc netem or, where the kernel lacks it, the lab's
-    /// TUN delay line; over a round trip each measurement is 5 pages rather than `-d`.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = rtt, default_value = "0")]
+    /// TUN delay line; over a round trip each measurement is 5 pages rather than `-d`
+    /// [default: 0].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = rtt)]
     pub rtt: Vec<Duration>,
     /// The syscalls experiment's ways of fetching the page, comma-separated: http1.0,
     /// persistent, pipelined, http1.0-4, keepalive-6, h2, h3 (HTTP/3: TLS rows only; flint and
@@ -142,9 +143,9 @@ pub struct LabArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = deployment)]
     pub deployments: Vec<experiments::Deployment>,
     /// The dynamic experiment's database: sqlite (in the application) or postgres (a server
-    /// started by the lab, its CPU a tier of its own).
-    #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = database)]
-    pub db: experiments::Database,
+    /// started by the lab, its CPU a tier of its own) [default: sqlite].
+    #[arg(long, value_name = "DB", value_parser = database)]
+    pub db: Option<experiments::Database>,
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -172,10 +173,12 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
         servers.dedup();
         opts.servers = servers;
     }
-    let mut rtts = args.rtt.clone();
-    rtts.sort();
-    rtts.dedup();
-    opts.rtts = rtts;
+    if !args.rtt.is_empty() {
+        let mut rtts = args.rtt.clone();
+        rtts.sort();
+        rtts.dedup();
+        opts.rtts = rtts;
+    }
     if !args.modes.is_empty() {
         let mut modes = args.modes.clone();
         dedup_keeping_order(&mut modes);
@@ -187,7 +190,9 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
         dedup_keeping_order(&mut tests);
         opts.tests = tests;
     }
-    opts.db = args.db;
+    if let Some(db) = args.db {
+        opts.db = db;
+    }
     if !args.deployments.is_empty() {
         let mut deployments = args.deployments.clone();
         dedup_keeping_order(&mut deployments);
@@ -232,12 +237,13 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
     if opts.duration.is_zero() {
         anyhow::bail!("the duration must be positive");
     }
+    let experiment = Experiment::from(args.experiment);
+    foreign_flags(args, experiment)?;
     // Before the experiment (`lab all` takes about 18 minutes), not after it.
     super::check_outputs(&[
         ("--json", args.json.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
-    let experiment = Experiment::from(args.experiment);
     left_out(args, experiment)?;
     let runs = opts.runs(experiment);
     let estimate = opts.estimate(experiment).as_secs_f64();
@@ -266,6 +272,32 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
         )?;
     }
     Ok(report)
+}
+
+/// A flag of an experiment not run is refused rather than taken: it would shape nothing, yet
+/// the result's `options` (every option that shaped the run) would record it.
+fn foreign_flags(args: &LabArgs, experiment: Experiment) -> anyhow::Result<()> {
+    let given = [
+        ("--rtt", !args.rtt.is_empty(), Experiment::Syscalls),
+        ("--modes", !args.modes.is_empty(), Experiment::Syscalls),
+        ("--tests", !args.tests.is_empty(), Experiment::Dynamic),
+        (
+            "--deployments",
+            !args.deployments.is_empty(),
+            Experiment::Dynamic,
+        ),
+        ("--db", args.db.is_some(), Experiment::Dynamic),
+    ];
+    for (flag, given, owner) in given {
+        if given && !experiment.parts().contains(&owner) {
+            anyhow::bail!(
+                "lab {} does not take {flag}: it is for lab {} or lab all",
+                experiment.name(),
+                owner.name()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A server of `--servers` that an experiment does not measure gets a note saying why; when
