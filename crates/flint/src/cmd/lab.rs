@@ -203,33 +203,6 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
     Ok(opts)
 }
 
-/// A time estimate in the unit that reads best: `8 s`, `50 s`, `3 min` (never "1 min" for 3 s).
-fn about(secs: f64) -> String {
-    if secs < 90.0 {
-        format!("{:.0} s", secs.ceil().max(1.0))
-    } else {
-        format!("{:.0} min", (secs / 60.0).round())
-    }
-}
-
-/// What each measurement measures: with `--pages` that many pages, in every experiment;
-/// otherwise a duration, beside the page experiment's own count over a round trip.
-fn window_text(opts: &LabOptions, experiment: Experiment) -> String {
-    let seconds = format!("{:.1} s", opts.duration.as_secs_f64());
-    let over_rtt = experiment.parts().contains(&Experiment::Syscalls)
-        && opts.rtts.iter().any(|r| !r.is_zero());
-    match opts.pages {
-        Some(n) => format!("{n} pages"),
-        None if over_rtt => {
-            format!(
-                "{seconds} ({} pages over a round trip)",
-                experiments::RTT_PAGES
-            )
-        }
-        None => seconds,
-    }
-}
-
 /// Runs the experiment, printing its tables; the report's [`LabReport::to_json`] is the JSON
 /// document (for `--json`, and for any other renderer of the run).
 pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
@@ -245,23 +218,8 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
         ("--html", args.html.as_deref()),
     ])?;
     left_out(args, experiment)?;
-    let runs = opts.runs(experiment);
-    let estimate = opts.estimate(experiment).as_secs_f64();
     let mut out = std::io::stdout().lock();
     let mut progress = std::io::stderr().lock();
-    writeln!(
-        progress,
-        "flint lab {}: {runs} measurements of {} (+{:.1} s warm-up), about {}; \
-         servers on core {}, client on core {}",
-        experiment.name(),
-        window_text(&opts, experiment),
-        opts.warmup.as_secs_f64(),
-        about(estimate),
-        opts.server_cpu
-            .map_or("(not pinned)".to_owned(), |c| c.to_string()),
-        opts.client_cpu
-            .map_or("(not pinned)".to_owned(), |c| c.to_string()),
-    )?;
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
     let report = experiments::run(experiment, &opts, &mut out, &mut progress, &STOP)?;
     out.flush()?;
@@ -388,36 +346,6 @@ fn dedup_keeping_order<T: PartialEq + Clone>(list: &mut Vec<T>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{about, window_text};
-    use lab_experiments::{Experiment, LabOptions};
-    use std::time::Duration;
-
-    #[test]
-    fn with_pages_a_measurement_is_told_in_pages() {
-        let mut opts = LabOptions::new(None);
-        assert_eq!(window_text(&opts, Experiment::Syscalls), "2.0 s");
-        opts.rtts = vec![Duration::ZERO, Duration::from_millis(20)];
-        assert_eq!(
-            window_text(&opts, Experiment::All),
-            "2.0 s (5 pages over a round trip)"
-        );
-        assert_eq!(window_text(&opts, Experiment::Sizes), "2.0 s");
-        // --pages counts every experiment's measurements.
-        opts.pages = Some(3);
-        for experiment in [Experiment::Syscalls, Experiment::All, Experiment::Sizes] {
-            assert_eq!(window_text(&opts, experiment), "3 pages");
-        }
-    }
-
-    #[test]
-    fn an_estimate_is_in_seconds_until_a_minute_and_a_half() {
-        assert_eq!(about(2.5), "3 s");
-        assert_eq!(about(0.2), "1 s");
-        assert_eq!(about(89.0), "89 s");
-        assert_eq!(about(150.0), "3 min");
-        assert_eq!(about(600.0), "10 min");
-    }
-
     #[test]
     fn repeats_named_apart_are_dropped_keeping_the_first() {
         let mut tests = vec!["json", "db", "json", "fortunes", "db"];
