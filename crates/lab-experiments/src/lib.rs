@@ -192,7 +192,7 @@ pub fn run(
     Ok(LabReport {
         experiment,
         started_at,
-        options: opts.record(lab.method),
+        options: opts.record(experiment, lab.method),
         interrupted: lab.stopped(),
         servers: lab.servers,
         results: lab.results,

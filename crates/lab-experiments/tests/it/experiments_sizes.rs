@@ -60,6 +60,11 @@ fn sizes_end_to_end_gives_consistent_rows_in_the_json_shape() {
         json["options"]["servers"],
         serde_json::json!(["flint", "nginx"])
     );
+    // No option of an experiment that did not run: the page experiment's round trips and ways,
+    // the dynamic experiment's test types, database and deployments shaped nothing here.
+    for absent in ["rtt_ms", "modes", "tests", "db", "deployments"] {
+        assert!(json["options"].get(absent).is_none(), "{}", json["options"]);
+    }
     for s in json["servers"].as_array().expect("servers") {
         assert_eq!(s["status"], "ok", "{s}");
         assert!(
