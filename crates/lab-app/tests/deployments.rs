@@ -4,7 +4,7 @@
 //! verifier failing deployments that answer wrongly.
 
 use lab_app::deploy::{self, CGI_PREFIX, FASTCGI_PREFIX, PROXY_PREFIX};
-use lab_app::verify::{verify, Verdict};
+use lab_app::verify::{verify, Verdict, REQUESTS};
 use lab_process::{find_program, free_port, Group, StopPolicy};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -101,7 +101,7 @@ fn the_cgi_deployment_under_flint_serve_passes_the_verifier() {
     let stats = thread.join().unwrap().unwrap();
     assert!(failed(&verdicts).is_empty(), "{verdicts:#?}");
     // One program per request: plaintext, json, db, 5 queries, fortunes, updates.
-    assert_eq!(stats.cgi_starts, 10, "{stats:?}");
+    assert_eq!(stats.cgi_starts, REQUESTS as u64, "{stats:?}");
 }
 
 #[test]
@@ -190,8 +190,8 @@ fn the_fastcgi_deployment_under_flint_serve_passes_the_verifier() {
     handle.shutdown();
     let stats = thread.join().unwrap().unwrap();
     assert!(failed(&verdicts).is_empty(), "{verdicts:#?}");
-    assert_eq!(stats.fastcgi_requests, 10, "{stats:?}");
-    // One thread, one request at a time: the application kept the connection for all ten.
+    assert_eq!(stats.fastcgi_requests, REQUESTS as u64, "{stats:?}");
+    // One thread, one request at a time: the application kept the connection for them all.
     assert_eq!(stats.fastcgi_connects, 1, "{stats:?}");
     assert_eq!(stats.fastcgi_failures, 0, "{stats:?}");
 }
@@ -305,61 +305,97 @@ fn fastcgi_cgi_and_proxy_deployments_under_nginx_pass_the_verifier() {
     assert!(!nginx.stop().killed && !wrap.stop().killed && !http.stop().killed);
 }
 
-/// A deployment that answers with the wrong rows: one row whatever `queries` asks, an id out
-/// of range for `/db`, the fortunes unescaped. Serves `requests` requests, then ends.
-fn wrong_rows(requests: usize) -> (SocketAddr, std::thread::JoinHandle<()>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let thread = std::thread::spawn(move || {
-        for _ in 0..requests {
-            let (mut s, _) = listener.accept().unwrap();
-            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
-                head.push(byte[0]);
+/// A deployment made of `answer` (the target to the media type and body), served with the
+/// fields the rules ask for, one request a connection, until it is dropped.
+struct Answering {
+    addr: SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Answering {
+    fn start(answer: fn(&str) -> (&'static str, String)) -> Answering {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                let mut s = match listener.accept() {
+                    Ok((s, _)) => s,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    }
+                    Err(e) => panic!("accept: {e}"),
+                };
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let line = String::from_utf8_lossy(&head);
+                let (media, body) = answer(line.split(' ').nth(1).unwrap_or("/"));
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nServer: wrong\r\nDate: Sun, 29 Nov 2026 04:00:00 GMT\r\n\
+                     Content-Type: {media}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
             }
-            let line = String::from_utf8_lossy(&head);
-            let path = line.split(' ').nth(1).unwrap_or("/").to_owned();
-            let (media, body) = match path.split('?').next().unwrap_or("") {
-                "/plaintext" => ("text/plain", "Hello, World!".to_owned()),
-                "/json" => (
-                    "application/json",
-                    r#"{"message":"Hello, World!"}"#.to_owned(),
-                ),
-                "/db" => (
-                    "application/json",
-                    r#"{"id":0,"randomNumber":5}"#.to_owned(),
-                ),
-                "/fortunes" => (
-                    "text/html",
-                    "<table><tr><th>id</th><th>message</th></tr>\
-                     <tr><td>11</td><td><script>alert(1)</script></td></tr></table>"
-                        .to_owned(),
-                ),
-                _ => (
-                    "application/json",
-                    r#"[{"id":1,"randomNumber":1}]"#.to_owned(),
-                ),
-            };
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\nServer: wrong\r\nDate: Sun, 29 Nov 2026 04:00:00 GMT\r\n\
-                 Content-Type: {media}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
+        });
+        Answering {
+            addr,
+            stop,
+            thread: Some(thread),
         }
-    });
-    (addr, thread)
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A deployment that answers with the wrong rows: one row whatever `queries` asks, an id out
+/// of range for `/db`, the fortunes unescaped.
+fn wrong_rows(target: &str) -> (&'static str, String) {
+    match target.split('?').next().unwrap_or("") {
+        "/plaintext" => ("text/plain", "Hello, World!".to_owned()),
+        "/json" => (
+            "application/json",
+            r#"{"message":"Hello, World!"}"#.to_owned(),
+        ),
+        "/db" => (
+            "application/json",
+            r#"{"id":0,"randomNumber":5}"#.to_owned(),
+        ),
+        "/fortunes" => (
+            "text/html",
+            "<table><tr><th>id</th><th>message</th></tr>\
+             <tr><td>11</td><td><script>alert(1)</script></td></tr></table>"
+                .to_owned(),
+        ),
+        _ => (
+            "application/json",
+            r#"[{"id":1,"randomNumber":1}]"#.to_owned(),
+        ),
+    }
 }
 
 #[test]
 fn the_verifier_fails_a_deployment_that_returns_wrong_rows() {
-    // plaintext, json, db, five queries, fortunes, updates.
-    let (addr, thread) = wrong_rows(10);
-    let verdicts = verify(addr, "", None);
-    thread.join().unwrap();
+    let app = Answering::start(wrong_rows);
+    let verdicts = verify(app.addr, "", None);
     assert_eq!(
         failed(&verdicts),
         ["db", "queries", "fortunes", "updates"],
@@ -387,5 +423,48 @@ fn the_verifier_fails_a_deployment_that_returns_wrong_rows() {
         problems("updates").contains("1 rows where 20"),
         "{}",
         problems("updates")
+    );
+}
+
+/// Rows as many as `queries` asks, clamped to 1..500 for `/queries` only: `/updates` answers
+/// `queries=0` with none and `queries=501` with 501.
+fn updates_unclamped(target: &str) -> (&'static str, String) {
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let asked = query
+        .strip_prefix("queries=")
+        .and_then(|n| n.parse::<i64>().ok());
+    let n = match (path, asked) {
+        ("/updates", Some(n)) => n.clamp(0, 1000),
+        (_, Some(n)) => n.clamp(1, 500),
+        (_, None) => 1,
+    };
+    let rows: Vec<String> = (1..=n)
+        .map(|id| format!(r#"{{"id":{id},"randomNumber":1}}"#))
+        .collect();
+    match path {
+        "/db" => (
+            "application/json",
+            r#"{"id":1,"randomNumber":1}"#.to_owned(),
+        ),
+        "/updates" | "/queries" => ("application/json", format!("[{}]", rows.join(","))),
+        _ => wrong_rows(target),
+    }
+}
+
+#[test]
+fn the_verifier_holds_updates_to_the_same_clamp_as_queries() {
+    let app = Answering::start(updates_unclamped);
+    let verdicts = verify(app.addr, "", None);
+    assert_eq!(failed(&verdicts), ["fortunes", "updates"], "{verdicts:#?}");
+    let updates = (verdicts
+        .iter()
+        .find(|v| v.test == "updates")
+        .unwrap()
+        .problems)
+        .join("; ");
+    assert!(
+        updates.contains("0 rows where 1 were expected")
+            && updates.contains("501 rows where 500 were expected"),
+        "{updates}"
     );
 }

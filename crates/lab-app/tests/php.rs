@@ -4,7 +4,7 @@
 //! makes. Debian's php-fpm, php-cgi and php-sqlite3 (scripts/install-peers.sh) are required.
 
 use lab_app::php::{self, Fpm};
-use lab_app::verify::verify;
+use lab_app::verify::{verify, REQUESTS};
 use lab_process::{find_program, Group, StopPolicy};
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
@@ -118,7 +118,7 @@ fn the_php_application_under_php_fpm_passes_the_verifier() {
     fpm.stop();
     assert_eq!(verdicts.len(), 6);
     assert!(problems(&verdicts).is_empty(), "{verdicts:#?}");
-    assert_eq!(stats.fastcgi_requests, 10, "{stats:?}");
+    assert_eq!(stats.fastcgi_requests, REQUESTS as u64, "{stats:?}");
     assert_eq!(stats.fastcgi_failures, 0, "{stats:?}");
 }
 
@@ -147,5 +147,5 @@ fn the_php_application_as_a_php_cgi_program_passes_the_verifier() {
     let (verdicts, stats) = serve_and_verify(root.path(), Vec::new(), vec![mount], &prefix, &db);
     assert!(problems(&verdicts).is_empty(), "{verdicts:#?}");
     // One php-cgi per request: plaintext, json, db, 5 queries, fortunes, updates.
-    assert_eq!(stats.cgi_starts, 10, "{stats:?}");
+    assert_eq!(stats.cgi_starts, REQUESTS as u64, "{stats:?}");
 }

@@ -153,6 +153,16 @@ pub fn run(
         };
         servers.push(status);
     }
+    // The count and the estimate are of the measurements to be made: a server not installed
+    // makes none.
+    let installed = LabOptions {
+        servers: (servers.iter())
+            .filter(|s| s.status != Status::Missing)
+            .map(|s| s.kind)
+            .collect(),
+        ..opts.clone()
+    };
+    writeln!(progress, "{}", installed.first_line(experiment))?;
     let mut lab = Lab {
         opts,
         root,
@@ -163,7 +173,7 @@ pub fn run(
         progress,
         stop,
         started: 0,
-        planned: opts.runs(experiment),
+        planned: installed.runs(experiment),
         said: HashSet::new(),
     };
     for &part in experiment.parts() {
@@ -186,7 +196,7 @@ pub fn run(
     Ok(LabReport {
         experiment,
         started_at,
-        options: opts.record(lab.method),
+        options: opts.record(experiment, lab.method),
         interrupted,
         servers: lab.servers,
         results: lab.results,

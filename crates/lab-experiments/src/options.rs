@@ -2,7 +2,7 @@
 //! Their defaults are `options/defaults.rs`; what they make of each experiment (its servers,
 //! how many measurements, how long) is `options/plan.rs`.
 
-use crate::{Database, Deployment, PageMode, PhpPrograms};
+use crate::{Database, Deployment, Experiment, PageMode, PhpPrograms};
 use ::results::LabOptionsRecord;
 use lab_peers::PeerKind;
 use lab_profile::Method;
@@ -59,8 +59,12 @@ pub struct LabOptions {
 
 impl LabOptions {
     /// The options as the result document records them, with the tracer the run uses (`None`:
-    /// no syscalls traced, by `--no-profile` or for want of a tracer).
-    pub fn record(&self, method: Option<Method>) -> LabOptionsRecord {
+    /// no syscalls traced, by `--no-profile` or for want of a tracer): those that shaped
+    /// `experiment`, so not the page experiment's round trips and ways, nor the dynamic
+    /// experiment's test types, database and deployments, where that experiment did not run.
+    pub fn record(&self, experiment: Experiment, method: Option<Method>) -> LabOptionsRecord {
+        let page = experiment.parts().contains(&Experiment::Syscalls);
+        let dynamic = experiment.parts().contains(&Experiment::Dynamic);
         let profile = match (method, self.profile) {
             (Some(m), _) => m.to_string(),
             (None, false) => LabOptionsRecord::PROFILE_OFF.to_owned(),
@@ -71,18 +75,21 @@ impl LabOptions {
             warmup_s: Some(self.warmup.as_secs_f64()),
             pages: self.pages,
             servers: self.servers.iter().map(|k| k.name().to_owned()).collect(),
-            rtt_ms: self.rtts.iter().map(|r| r.as_secs_f64() * 1e3).collect(),
-            modes: self
-                .page_modes
-                .iter()
+            rtt_ms: (self.rtts.iter())
+                .filter(|_| page)
+                .map(|r| r.as_secs_f64() * 1e3)
+                .collect(),
+            modes: (self.page_modes.iter())
+                .filter(|_| page)
                 .map(|m| m.name().to_owned())
                 .collect(),
             profile,
             server_cpu: self.server_cpu.map(|c| c as u64),
             client_cpu: self.client_cpu.map(|c| c as u64),
-            tests: self.tests.clone(),
-            db: Some(self.db.name().to_owned()),
+            tests: (self.tests.iter()).filter(|_| dynamic).cloned().collect(),
+            db: dynamic.then(|| self.db.name().to_owned()),
             deployments: (self.deployments.iter())
+                .filter(|_| dynamic)
                 .map(|d| d.name().to_owned())
                 .collect(),
         }

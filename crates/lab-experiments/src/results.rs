@@ -581,7 +581,7 @@ mod tests {
         let report = LabReport {
             experiment: Experiment::All,
             started_at: SystemTime::UNIX_EPOCH,
-            options: LabOptions::new(None).record(None),
+            options: LabOptions::new(None).record(Experiment::All, None),
             servers: vec![ServerStatus {
                 name: "lighttpd".into(),
                 version: None,
@@ -644,8 +644,11 @@ mod tests {
         );
         let mut off = LabOptions::new(None);
         off.profile = false;
-        assert_eq!(off.record(None).profile, "off");
-        assert_eq!(off.record(Some(Method::Perf)).profile, "perf");
+        assert_eq!(off.record(Experiment::All, None).profile, "off");
+        assert_eq!(
+            off.record(Experiment::All, Some(Method::Perf)).profile,
+            "perf"
+        );
         assert_eq!(
             json["servers"][0],
             json!({"name": "lighttpd", "version": null, "status": "missing",

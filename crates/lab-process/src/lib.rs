@@ -23,7 +23,11 @@
 //! - Stopping is the group's stop signal (SIGTERM for servers, SIGINT for tracers, which write
 //!   their summary on it), a bounded wait for the leader and every member of the group to exit,
 //!   then SIGKILL to the group. [`Group`]'s `Drop` does it, so a process is stopped on every
-//!   path out, errors and panics included; only SIGKILL of flint itself can leave one running.
+//!   path out, errors and panics included. Where flint itself is killed (SIGKILL runs no
+//!   `Drop`), the kernel sends each leader its stop signal as its parent-death signal, for the
+//!   exit of the thread that spawned it (`signals.rs`): a group is spawned by a thread that
+//!   outlives it. Only a leader that changes its own credentials (h2o turning into `nobody` as
+//!   root) loses it, and the leader's own children (Apache's) are its to stop.
 //!
 //! Signals go through nix; the pgid is the leader's pid, which the kernel does not reuse while
 //! the group has a member or the leader is unreaped, so a signal to it reaches only our
@@ -104,10 +108,13 @@ pub struct Group {
 
 impl Group {
     /// Spawns `cmd` as the leader of a new process group, on `cpu` when given (the child and
-    /// its descendants inherit the pin), to be stopped as `policy` says.
+    /// its descendants inherit the pin), to be stopped as `policy` says: by [`Group::stop`] or
+    /// `Drop`, or by the kernel with `policy`'s signal once the calling thread exits, so call
+    /// it from a thread that outlives the group.
     pub fn spawn(cmd: &mut Command, cpu: Option<usize>, policy: StopPolicy) -> io::Result<Group> {
         cmd.process_group(0);
         signals::start_with_default_dispositions(cmd);
+        signals::end_with_parent(cmd, policy.signal);
         let child = {
             // Held across the spawn only: the child inherits this thread's mask at fork.
             let _pin = cpu.map(pin_current_thread).transpose()?;
@@ -307,6 +314,44 @@ mod tests {
         );
         let after: Vec<usize> = (0..64).filter(|&c| cpu_allowed(c)).collect();
         assert_eq!(after, before);
+    }
+
+    #[test]
+    fn a_group_left_running_gets_its_stop_signal_when_its_spawning_thread_ends() {
+        // What a flint killed with SIGKILL leaves: a group nobody stops. Its spawning thread
+        // here ends on its own; for a killed flint every thread ends at once, the same to the
+        // kernel.
+        let pid = std::thread::spawn(|| {
+            let g = sh(
+                "exec sleep 60",
+                StopPolicy::interrupt(Duration::from_secs(10)),
+            );
+            let pid = g.pid();
+            std::mem::forget(g);
+            pid
+        })
+        .join()
+        .expect("the spawning thread");
+        let pid = Pid::from_raw(pid as i32);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+            match waitpid(pid, Some(WaitPidFlag::WNOHANG)).expect("waitpid") {
+                WaitStatus::StillAlive => {
+                    if Instant::now() >= deadline {
+                        signal_group(pid, Signal::SIGKILL);
+                        panic!("{pid} still runs 30 s after the thread that spawned it ended");
+                    }
+                    std::thread::sleep(POLL);
+                }
+                status => break status,
+            }
+        };
+        // The shell's own SIGINT, had it come before the exec, would end it the same way.
+        assert_eq!(
+            status,
+            nix::sys::wait::WaitStatus::Signaled(pid, Signal::SIGINT, false)
+        );
     }
 
     #[test]

@@ -9,8 +9,16 @@
 //! ignores), but offers no way to reset the other dispositions; `posix_spawn` with
 //! `POSIX_SPAWN_SETSIGDEF` would, but not through std's `Child` and its pipes, which every user
 //! of [`crate::Group`] needs. So the reset runs between fork and exec, in `pre_exec`.
+//!
+//! Children also get their group's stop signal as their parent-death signal
+//! (`PR_SET_PDEATHSIG`), so that a flint killed with SIGKILL (a CI timeout, the OOM killer),
+//! which runs no `Drop`, still ends its servers and tracers: the kernel sends the signal when
+//! the thread that spawned the child exits, and the child stops as it would have been stopped.
+//! The setting is the kernel's, kept across exec; it is cleared when the child changes its
+//! credentials (a server that switches to another user itself) or execs a set-user-ID program.
 
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::unistd::{getppid, Pid};
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -39,6 +47,30 @@ fn reset_to_default() -> io::Result<()> {
         // SAFETY: nix marks sigaction unsafe because a handler it installs runs arbitrary code
         // at any instruction; SIG_DFL installs no handler, so no code of ours runs on a signal.
         unsafe { sigaction(signal, &default) }.map_err(io::Error::from)?;
+    }
+    Ok(())
+}
+
+/// Makes the child of `cmd` get `signal` when the thread that spawns it exits: flint's main
+/// thread, on any end of the process, SIGKILL included. So a group must be spawned by a thread
+/// that outlives it (every spawner in the lab is the thread that runs the experiment).
+pub(crate) fn end_with_parent(cmd: &mut Command, signal: Signal) {
+    let parent = Pid::this();
+    // SAFETY: as above, the closure runs between fork and exec, where only async-signal-safe
+    // work is sound. It makes two system calls, prctl(2) and getppid(2), both async-signal-safe,
+    // on values copied into the closure (`parent`, `signal`: plain integers); it allocates
+    // nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || tie_to_parent(parent, signal));
+    }
+}
+
+/// Between fork and exec: the parent-death signal, then whether the parent is still the one
+/// that forked: if it died before the prctl, no signal will come, and the child must not run.
+fn tie_to_parent(parent: Pid, signal: Signal) -> io::Result<()> {
+    nix::sys::prctl::set_pdeathsig(signal).map_err(io::Error::from)?;
+    if getppid() != parent {
+        return Err(io::Error::other("its parent ended before it started"));
     }
     Ok(())
 }

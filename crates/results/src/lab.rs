@@ -46,9 +46,13 @@ pub struct LabOptionsRecord {
     pub pages: Option<u64>,
     /// The servers asked for, by name.
     pub servers: Vec<String>,
-    /// The page experiment's round trips added on the network path (`--rtt`), ms.
+    /// The page experiment's round trips added on the network path (`--rtt`), ms; absent
+    /// where the page experiment did not run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rtt_ms: Vec<f64>,
-    /// The page experiment's ways of fetching (`--modes`).
+    /// The page experiment's ways of fetching (`--modes`); absent where the page experiment
+    /// did not run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub modes: Vec<String>,
     /// How the servers' syscalls were counted: `perf`, `strace`, `off` (`--no-profile`) or
     /// `unavailable` (no tracer works here); empty in a file older than the field.
@@ -57,15 +61,16 @@ pub struct LabOptionsRecord {
     pub server_cpu: Option<u64>,
     /// The core the load (flint's client) was pinned to; `None`: not pinned.
     pub client_cpu: Option<u64>,
-    /// The dynamic experiment's test types (`--tests`); absent in files older than the field.
+    /// The dynamic experiment's test types (`--tests`); absent where the dynamic experiment
+    /// did not run, and in files older than the field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<String>,
-    /// The dynamic experiment's database (`--db`: `sqlite` or `postgres`); absent in files
-    /// older than the field.
+    /// The dynamic experiment's database (`--db`: `sqlite` or `postgres`); absent where the
+    /// dynamic experiment did not run, and in files older than the field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db: Option<String>,
-    /// The dynamic experiment's deployments (`--deployments`); absent in files older than the
-    /// field.
+    /// The dynamic experiment's deployments (`--deployments`); absent where the dynamic
+    /// experiment did not run, and in files older than the field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub deployments: Vec<String>,
 }

@@ -120,8 +120,9 @@ pub struct LabArgs {
     pub servers: Vec<PeerKind>,
     /// The syscalls experiment's round trips, comma-separated (`0,10ms,50ms`): client and server
     /// in network namespaces, the delay by tc netem or, where the kernel lacks it, the lab's
-    /// TUN delay line; over a round trip each measurement is 5 pages rather than `-d`.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = rtt, default_value = "0")]
+    /// TUN delay line; over a round trip each measurement is 5 pages rather than `-d`
+    /// [default: 0].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = rtt)]
     pub rtt: Vec<Duration>,
     /// The syscalls experiment's ways of fetching the page, comma-separated: http1.0,
     /// persistent, pipelined, http1.0-4, keepalive-6, h2, h3 (HTTP/3: TLS rows only; flint and
@@ -142,9 +143,9 @@ pub struct LabArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = deployment)]
     pub deployments: Vec<experiments::Deployment>,
     /// The dynamic experiment's database: sqlite (in the application) or postgres (a server
-    /// started by the lab, its CPU a tier of its own).
-    #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = database)]
-    pub db: experiments::Database,
+    /// started by the lab, its CPU a tier of its own) [default: sqlite].
+    #[arg(long, value_name = "DB", value_parser = database)]
+    pub db: Option<experiments::Database>,
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -172,10 +173,12 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
         servers.dedup();
         opts.servers = servers;
     }
-    let mut rtts = args.rtt.clone();
-    rtts.sort();
-    rtts.dedup();
-    opts.rtts = rtts;
+    if !args.rtt.is_empty() {
+        let mut rtts = args.rtt.clone();
+        rtts.sort();
+        rtts.dedup();
+        opts.rtts = rtts;
+    }
     if !args.modes.is_empty() {
         let mut modes = args.modes.clone();
         dedup_keeping_order(&mut modes);
@@ -187,7 +190,9 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
         dedup_keeping_order(&mut tests);
         opts.tests = tests;
     }
-    opts.db = args.db;
+    if let Some(db) = args.db {
+        opts.db = db;
+    }
     if !args.deployments.is_empty() {
         let mut deployments = args.deployments.clone();
         dedup_keeping_order(&mut deployments);
@@ -198,33 +203,6 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
     Ok(opts)
 }
 
-/// A time estimate in the unit that reads best: `8 s`, `50 s`, `3 min` (never "1 min" for 3 s).
-fn about(secs: f64) -> String {
-    if secs < 90.0 {
-        format!("{:.0} s", secs.ceil().max(1.0))
-    } else {
-        format!("{:.0} min", (secs / 60.0).round())
-    }
-}
-
-/// What each measurement measures: with `--pages` that many pages, in every experiment;
-/// otherwise a duration, beside the page experiment's own count over a round trip.
-fn window_text(opts: &LabOptions, experiment: Experiment) -> String {
-    let seconds = format!("{:.1} s", opts.duration.as_secs_f64());
-    let over_rtt = experiment.parts().contains(&Experiment::Syscalls)
-        && opts.rtts.iter().any(|r| !r.is_zero());
-    match opts.pages {
-        Some(n) => format!("{n} pages"),
-        None if over_rtt => {
-            format!(
-                "{seconds} ({} pages over a round trip)",
-                experiments::RTT_PAGES
-            )
-        }
-        None => seconds,
-    }
-}
-
 /// Runs the experiment, printing its tables; the report's [`LabReport::to_json`] is the JSON
 /// document (for `--json`, and for any other renderer of the run).
 pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
@@ -232,30 +210,16 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
     if opts.duration.is_zero() {
         anyhow::bail!("the duration must be positive");
     }
+    let experiment = Experiment::from(args.experiment);
+    foreign_flags(args, experiment)?;
     // Before the experiment (`lab all` takes about 18 minutes), not after it.
     super::check_outputs(&[
         ("--json", args.json.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
-    let experiment = Experiment::from(args.experiment);
     left_out(args, experiment)?;
-    let runs = opts.runs(experiment);
-    let estimate = opts.estimate(experiment).as_secs_f64();
     let mut out = std::io::stdout().lock();
     let mut progress = std::io::stderr().lock();
-    writeln!(
-        progress,
-        "flint lab {}: {runs} measurements of {} (+{:.1} s warm-up), about {}; \
-         servers on core {}, client on core {}",
-        experiment.name(),
-        window_text(&opts, experiment),
-        opts.warmup.as_secs_f64(),
-        about(estimate),
-        opts.server_cpu
-            .map_or("(not pinned)".to_owned(), |c| c.to_string()),
-        opts.client_cpu
-            .map_or("(not pinned)".to_owned(), |c| c.to_string()),
-    )?;
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
     let report = experiments::run(experiment, &opts, &mut out, &mut progress, &STOP)?;
     out.flush()?;
@@ -266,6 +230,32 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
         )?;
     }
     Ok(report)
+}
+
+/// A flag of an experiment not run is refused rather than taken: it would shape nothing, yet
+/// the result's `options` (every option that shaped the run) would record it.
+fn foreign_flags(args: &LabArgs, experiment: Experiment) -> anyhow::Result<()> {
+    let given = [
+        ("--rtt", !args.rtt.is_empty(), Experiment::Syscalls),
+        ("--modes", !args.modes.is_empty(), Experiment::Syscalls),
+        ("--tests", !args.tests.is_empty(), Experiment::Dynamic),
+        (
+            "--deployments",
+            !args.deployments.is_empty(),
+            Experiment::Dynamic,
+        ),
+        ("--db", args.db.is_some(), Experiment::Dynamic),
+    ];
+    for (flag, given, owner) in given {
+        if given && !experiment.parts().contains(&owner) {
+            anyhow::bail!(
+                "lab {} does not take {flag}: it is for lab {} or lab all",
+                experiment.name(),
+                owner.name()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A server of `--servers` that an experiment does not measure gets a note saying why; when
@@ -371,36 +361,6 @@ fn dedup_keeping_order<T: PartialEq + Clone>(list: &mut Vec<T>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{about, window_text};
-    use lab_experiments::{Experiment, LabOptions};
-    use std::time::Duration;
-
-    #[test]
-    fn with_pages_a_measurement_is_told_in_pages() {
-        let mut opts = LabOptions::new(None);
-        assert_eq!(window_text(&opts, Experiment::Syscalls), "2.0 s");
-        opts.rtts = vec![Duration::ZERO, Duration::from_millis(20)];
-        assert_eq!(
-            window_text(&opts, Experiment::All),
-            "2.0 s (5 pages over a round trip)"
-        );
-        assert_eq!(window_text(&opts, Experiment::Sizes), "2.0 s");
-        // --pages counts every experiment's measurements.
-        opts.pages = Some(3);
-        for experiment in [Experiment::Syscalls, Experiment::All, Experiment::Sizes] {
-            assert_eq!(window_text(&opts, experiment), "3 pages");
-        }
-    }
-
-    #[test]
-    fn an_estimate_is_in_seconds_until_a_minute_and_a_half() {
-        assert_eq!(about(2.5), "3 s");
-        assert_eq!(about(0.2), "1 s");
-        assert_eq!(about(89.0), "89 s");
-        assert_eq!(about(150.0), "3 min");
-        assert_eq!(about(600.0), "10 min");
-    }
-
     #[test]
     fn repeats_named_apart_are_dropped_keeping_the_first() {
         let mut tests = vec!["json", "db", "json", "fortunes", "db"];

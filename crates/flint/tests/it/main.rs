@@ -57,6 +57,7 @@ mod hosts_exact;
 mod hosts_netns;
 mod hosts_report;
 mod hosts_ssh;
+mod lab_killed;
 mod lab_nothing_measured;
 mod profile;
 mod report_charts;

@@ -151,3 +151,61 @@ fn a_timeout_of_zero_is_refused_bare_or_with_its_unit() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("--serve-timeout"));
     }
 }
+
+#[test]
+fn a_flag_of_another_experiment_is_refused_naming_the_experiments_it_belongs_to() {
+    for (experiment, flag, value, belongs) in [
+        ("sizes", "--rtt", "10ms", "lab syscalls or lab all"),
+        ("sizes", "--modes", "h2", "lab syscalls or lab all"),
+        ("dynamic", "--rtt", "0", "lab syscalls or lab all"),
+        ("syscalls", "--tests", "db", "lab dynamic or lab all"),
+        ("tls", "--db", "postgres", "lab dynamic or lab all"),
+        ("digest", "--db", "sqlite", "lab dynamic or lab all"),
+        ("sizes", "--deployments", "cgi", "lab dynamic or lab all"),
+    ] {
+        let out = run_bounded(
+            flint().args([
+                "lab",
+                experiment,
+                "--servers",
+                "flint",
+                "--no-profile",
+                flag,
+                value,
+            ]),
+            LIMIT,
+        );
+        refused(
+            &out,
+            &format!("lab {experiment} does not take {flag}: it is for {belongs}"),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    // In its own experiment, and in `all`, the flag is taken: the refusal that comes is the
+    // result file's.
+    for (experiment, flag, value) in [
+        ("syscalls", "--rtt", "10ms"),
+        ("syscalls", "--modes", "h2"),
+        ("dynamic", "--tests", "db"),
+        ("dynamic", "--db", "postgres"),
+        ("dynamic", "--deployments", "cgi"),
+        ("all", "--rtt", "10ms"),
+        ("all", "--db", "postgres"),
+    ] {
+        let out = run_bounded(
+            flint().args([
+                "lab",
+                experiment,
+                "--servers",
+                "flint",
+                flag,
+                value,
+                "--json",
+                "/nonexistent/dir/lab.json",
+            ]),
+            LIMIT,
+        );
+        refused(&out, "--json /nonexistent/dir/lab.json: cannot write there");
+    }
+}

@@ -143,7 +143,9 @@ impl Postgres {
             socket_dir.as_ref(),
         ];
         // The shell that moves itself into the cgroup must be root; the server must not: the
-        // shell execs `setpriv`, which drops to the unprivileged user and execs the server.
+        // shell execs `setpriv`, which drops to the unprivileged user and execs the server. The
+        // change of user clears the parent-death signal the lab's group gave it; `--pdeathsig
+        // keep` sets it again, so a lab killed with SIGKILL still stops its PostgreSQL.
         let setpriv;
         let (uid_arg, gid_arg);
         let (program, args): (&Path, Vec<&OsStr>) = match ids {
@@ -155,6 +157,8 @@ impl Postgres {
                     uid_arg.as_ref(),
                     gid_arg.as_ref(),
                     "--clear-groups".as_ref(),
+                    "--pdeathsig".as_ref(),
+                    "keep".as_ref(),
                     postgres.as_os_str(),
                 ];
                 args.extend(&server_args);

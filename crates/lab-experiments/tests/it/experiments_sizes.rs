@@ -60,6 +60,11 @@ fn sizes_end_to_end_gives_consistent_rows_in_the_json_shape() {
         json["options"]["servers"],
         serde_json::json!(["flint", "nginx"])
     );
+    // No option of an experiment that did not run: the page experiment's round trips and ways,
+    // the dynamic experiment's test types, database and deployments shaped nothing here.
+    for absent in ["rtt_ms", "modes", "tests", "db", "deployments"] {
+        assert!(json["options"].get(absent).is_none(), "{}", json["options"]);
+    }
     for s in json["servers"].as_array().expect("servers") {
         assert_eq!(s["status"], "ok", "{s}");
         assert!(
@@ -145,6 +150,12 @@ fn a_missing_peer_is_named_with_its_install_command_and_the_others_still_run() {
     assert_eq!(report.results[0].syscalls_per_request, None);
     assert_eq!(report.results[0].profile_method, None);
     assert!(warnings.contains("flint is not installed"), "{warnings}");
+    // The count and the estimate are of the measurements made: nginx's one, not flint's too.
+    let header = (warnings.lines())
+        .find(|l| l.starts_with("flint lab sizes: "))
+        .unwrap_or_else(|| panic!("no first line: {warnings}"));
+    assert!(header.contains(": 1 measurement of "), "{header}");
+    assert!(warnings.contains("[1/1] nginx sizes"), "{warnings}");
 }
 
 #[test]
