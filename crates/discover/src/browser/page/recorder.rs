@@ -23,10 +23,40 @@ struct Pending {
     /// The document (DevTools' loader) it was made for: when its frame commits another, its
     /// events stop coming.
     loader: String,
-    /// The status and `Content-Length` the network service saw (`responseReceivedExtraInfo`),
-    /// which come even when the document's own events do not.
-    said_status: Option<u16>,
-    said_length: Option<u64>,
+    /// What the network service saw of its response, which comes even when the document's own
+    /// events do not.
+    said: Said,
+}
+
+/// The status and `Content-Length` the network service saw (`responseReceivedExtraInfo`).
+#[derive(Clone, Copy, Default)]
+struct Said {
+    status: Option<u16>,
+    length: Option<u64>,
+}
+
+impl Said {
+    fn of(p: &Value) -> Said {
+        let header = |name: &str| {
+            p["headers"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .and_then(|(_, v)| v.as_str())
+                .map(str::trim)
+        };
+        // A compressed body's length is not the size bench reads (it sends no
+        // Accept-Encoding): no size is known then.
+        let encoded = header("content-encoding")
+            .is_some_and(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"));
+        Said {
+            status: p["statusCode"].as_u64().and_then(|s| u16::try_from(s).ok()),
+            length: header("content-length")
+                .and_then(|v| v.parse().ok())
+                .filter(|_| !encoded),
+        }
+    }
 }
 
 /// The recorder of one tab's events.
@@ -40,6 +70,10 @@ pub(super) struct Recorder {
     pub(super) starting: Vec<String>,
     pub(super) load: Load,
     by_id: HashMap<String, Pending>,
+    /// What the network service saw of responses whose requests are not yet told: its events
+    /// come by another way than the renderer's, in no set order with them, so a response's can
+    /// come before its request's `requestWillBeSent`. Kept for the page, as `by_id` is.
+    said_early: HashMap<String, Said>,
     /// Each frame's parent (`Page.frameAttached`): a frame whose document is replaced takes
     /// its child frames with it.
     parents: HashMap<String, String>,
@@ -65,6 +99,7 @@ impl Recorder {
             starting: Vec::new(),
             load: Load::default(),
             by_id: HashMap::new(),
+            said_early: HashMap::new(),
             parents: HashMap::new(),
             committed: HashMap::new(),
             in_flight: 0,
@@ -116,32 +151,22 @@ impl Recorder {
             }
             "Page.frameNavigated" if tab => self.navigated(&p["frame"]),
             "Network.responseReceivedExtraInfo" => {
-                if let Some(r) = self.by_id.get_mut(id) {
-                    r.said_status = p["statusCode"].as_u64().and_then(|s| u16::try_from(s).ok());
-                    let header = |name: &str| {
-                        p["headers"]
-                            .as_object()
-                            .into_iter()
-                            .flatten()
-                            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                            .and_then(|(_, v)| v.as_str())
-                            .map(str::trim)
-                    };
-                    // A compressed body's length is not the size bench reads (it sends no
-                    // Accept-Encoding): no size is known then.
-                    let encoded = header("content-encoding")
-                        .is_some_and(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"));
-                    r.said_length = header("content-length")
-                        .and_then(|v| v.parse().ok())
-                        .filter(|_| !encoded);
-                    // Told after its document was replaced: what the cut request lacked.
-                    let req = &mut self.load.requests[r.index];
-                    if req.cut_by_navigation && req.bytes.is_none() {
-                        req.status = req.status.or(r.said_status);
-                        req.bytes = r.said_length;
-                        if req.bytes.is_some() {
-                            req.failed = None;
-                        }
+                let said = Said::of(p);
+                let Some(r) = self.by_id.get_mut(id) else {
+                    // Before its request: given to it when it is told.
+                    if !id.is_empty() {
+                        self.said_early.insert(id.to_owned(), said);
+                    }
+                    return;
+                };
+                r.said = said;
+                // Told after its document was replaced: what the cut request lacked.
+                let req = &mut self.load.requests[r.index];
+                if req.cut_by_navigation && req.bytes.is_none() {
+                    req.status = req.status.or(said.status);
+                    req.bytes = said.length;
+                    if req.bytes.is_some() {
+                        req.failed = None;
                     }
                 }
             }
@@ -236,8 +261,8 @@ impl Recorder {
             r.done = true;
             self.in_flight -= usize::from(r.counted);
             req.cut_by_navigation = true;
-            req.status = req.status.or(r.said_status);
-            req.bytes = r.said_length;
+            req.status = req.status.or(r.said.status);
+            req.bytes = r.said.length;
             if req.bytes.is_none() && r.body > 0 {
                 req.failed = Some(format!(
                     "cut off when the page navigated away, {} bytes of its body come and no \
@@ -307,8 +332,7 @@ impl Recorder {
                 counted,
                 done: false,
                 loader: p["loaderId"].as_str().unwrap_or_default().to_owned(),
-                said_status: None,
-                said_length: None,
+                said: self.said_early.remove(id).unwrap_or_default(),
             },
         );
         self.in_flight += usize::from(counted);

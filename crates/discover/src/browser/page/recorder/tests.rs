@@ -215,6 +215,47 @@ fn a_navigation_cuts_the_replaced_document_s_frames_too() {
     );
 }
 
+/// The network service's word on a response (`responseReceivedExtraInfo`) comes by another
+/// way than the renderer's events and may come before the request is told at all (seen with a
+/// script's fetch on a loaded machine); kept until then, it still gives the size of a file whose
+/// document is replaced while its body is coming.
+#[test]
+fn what_the_network_service_saw_first_is_kept_for_its_request() {
+    let mut rec = Recorder::new("tab");
+    rec.load.main_frame = "M".into();
+    let msg = |method: &str, params: Value| {
+        Message(json!({"sessionId": "tab", "method": method, "params": params}))
+    };
+    rec.event(&msg(
+        "Page.frameNavigated",
+        json!({"frame": {"id": "M", "loaderId": "L1"}}),
+    ));
+    rec.event(&msg(
+        "Network.responseReceivedExtraInfo",
+        json!({"requestId": "f", "statusCode": 200, "headers": {"Content-Length": "3"}}),
+    ));
+    rec.event(&msg(
+        "Network.requestWillBeSent",
+        json!({"requestId": "f", "type": "Fetch", "frameId": "M", "loaderId": "L1",
+               "initiator": {"type": "script"}, "request": {"url": "http://t/slow/c.png"}}),
+    ));
+    rec.event(&msg(
+        "Network.responseReceived",
+        json!({"requestId": "f", "response": {"status": 200, "mimeType": "image/png"}}),
+    ));
+    rec.event(&msg(
+        "Page.frameNavigated",
+        json!({"frame": {"id": "M", "loaderId": "L2"}}),
+    ));
+    assert_eq!(rec.in_flight, 0);
+    let r = &rec.load.requests[0];
+    assert!(r.cut_by_navigation);
+    assert_eq!(
+        (r.status, r.bytes, r.failed.as_deref()),
+        (Some(200), Some(3), None)
+    );
+}
+
 #[test]
 fn byte_counts_may_have_a_fraction() {
     assert_eq!(count(&json!(253)), 253);
