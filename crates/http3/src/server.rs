@@ -331,11 +331,26 @@ impl Server {
         if !entry.conn.as_ref().is_some_and(ended) {
             return;
         }
-        let conn = entry.conn.take().expect("checked above");
         let id = ConnId {
             slot,
             generation: entry.generation,
         };
+        let Some(conn) = self.remove(slot) else {
+            return;
+        };
+        self.events.push_back(ServerEvent::Closed {
+            conn: id,
+            why: Closed::of(&conn.quic),
+            stats: Stats::of(&conn.quic),
+        });
+    }
+
+    /// Takes `slot`'s connection out of the server: its IDs, its place among the handshakes
+    /// and its address's connections, its slot (whose generation moves on).
+    fn remove(&mut self, slot: u32) -> Option<Conn> {
+        self.timers.get_mut().touch(slot);
+        let entry = &mut self.slots[slot as usize];
+        let conn = entry.conn.take()?;
         entry.generation = entry.generation.wrapping_add(1);
         for cid in &conn.ids {
             self.by_id.remove(cid);
@@ -354,11 +369,7 @@ impl Server {
         }
         self.free.push(slot);
         self.live -= 1;
-        self.events.push_back(ServerEvent::Closed {
-            conn: id,
-            why: Closed::of(&conn.quic),
-            stats: Stats::of(&conn.quic),
-        });
+        Some(conn)
     }
 
     /// Connection `id`, to act on (its deadline recomputed at the next ask).

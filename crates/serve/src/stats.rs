@@ -116,8 +116,8 @@ counters! {
         h2_goaways_sent,
         /// GOAWAY frames received from clients.
         h2_goaways_received,
-        /// HTTP/3: QUIC connections accepted, and requests answered over them (also in
-        /// `requests`).
+        /// HTTP/3: QUIC connections accepted (their client's Initial read: one that does
+        /// not decrypt is none, and is in `h3_dropped`).
         http3_connections,
         /// HTTP/3 requests answered (also in `requests`).
         http3_requests,

@@ -10,6 +10,8 @@ use std::net::{IpAddr, SocketAddr};
 
 impl Server {
     /// A new connection for a client's Initial, or None (not an Initial, the limit reached).
+    /// It is a connection once its Initial is read (`receive.rs`): one that does not decrypt
+    /// is let go of at once, uncounted.
     pub(super) fn accept(
         &mut self,
         hdr: &quiche::Header<'_>,
@@ -171,7 +173,7 @@ impl Server {
         if odcid.is_some() {
             self.per_address.entry(key).or_default().counted += 1;
         }
-        self.counts.accepted += 1;
+        // Counted in `accepted` once quiche reads a packet of the Initial (`receive.rs`).
         Some(slot)
     }
 }

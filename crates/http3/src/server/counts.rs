@@ -3,13 +3,14 @@
 /// Counts of what the server met (64-bit, since it started).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ServerCounts {
-    /// Connections accepted: a client's Initial that started one.
+    /// Connections accepted: a client's Initial that started one, counted once quiche read a
+    /// packet of it (one that does not decrypt is no connection: `unknown`).
     pub accepted: u64,
     /// Handshakes done that resumed a session (the client's ticket opened): the others
     /// were full ones.
     pub resumed: u64,
     /// Datagrams for no connection that were not an Initial (late packets of an ended
-    /// connection, or garbage).
+    /// connection, or garbage), or were shaped as one and did not decrypt.
     pub unknown: u64,
     /// Datagrams too short or malformed to read a QUIC header from.
     pub malformed: u64,

@@ -36,10 +36,10 @@ impl Server {
                 return;
             }
         };
-        let slot = match self.by_id.get(&hdr.dcid) {
-            Some(&slot) => slot,
+        let (slot, new) = match self.by_id.get(&hdr.dcid) {
+            Some(&slot) => (slot, false),
             None => match self.accept(&hdr, datagram.len(), from) {
-                Some(slot) => slot,
+                Some(slot) => (slot, true),
                 None => return,
             },
         };
@@ -71,6 +71,19 @@ impl Server {
             (arrival.counts_on_path()).then(|| path_read(&conn.quic, local, arrival.quiche));
         // An error is the connection's: QUIC has closed it (or will), as `sweep` finds.
         let _ = conn.quic.recv(datagram, info);
+        if new && !conn.refused {
+            // A connection is one once a packet of its client's Initial is read. One shaped
+            // as an Initial that does not decrypt (garbage, or a forgery without the keys its
+            // connection ID derives) is let go of now, no event, counted as a datagram for no
+            // connection: it held nothing, and must neither count as a connection nor hold a
+            // handshake's place (for `Retry::Flood`) until the next sweep.
+            if conn.quic.stats().recv == 0 {
+                self.counts.unknown += 1;
+                self.remove(slot);
+                return;
+            }
+            self.counts.accepted += 1;
+        }
         if conn.refused {
             // At its address's limit (`server/accept.rs`): closed once its first flight is
             // out (`send.rs`); nothing more is done for it.
