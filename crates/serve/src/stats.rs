@@ -180,6 +180,13 @@ counters! {
         /// HTTP/3 request streams reset because their header block was not whole within
         /// `header_timeout_ms`.
         h3_header_timeouts,
+        /// HTTP/3 request streams refused (reset with H3_REQUEST_REJECTED) while their header
+        /// block arrived: its bytes would have passed the connection's share or the thread's
+        /// share of `h3_header_budget`.
+        h3_header_budget_refused,
+        /// The most bytes HTTP/3 request header blocks not whole yet held at once on a thread
+        /// (summed over the threads: at most `h3_header_budget`).
+        h3_header_bytes_peak,
         /// HTTP/3 connections closed after `keepalive_timeout_ms` with no request open
         /// (GOAWAY, then H3_NO_ERROR), PINGs or not.
         h3_keepalive_closes,

@@ -146,6 +146,7 @@ impl Server {
             reset_when_sent: Vec::new(),
             accepted_at: self.now,
             heads: Vec::new(),
+            charge: super::head_budget::Charge::new(&self.head_held),
             bodies: Vec::new(),
             next_stream: 0,
             counted: odcid.is_some() && !at_limit,

@@ -38,6 +38,13 @@ pub struct ServerCounts {
     pub handshake_timeouts: u64,
     /// Request streams whose header block was not whole within the header timeout (reset).
     pub header_timeouts: u64,
+    /// Request streams refused (reset with H3_REQUEST_REJECTED) while their header block
+    /// arrived, its bytes past the connection's share or the server's budget of bytes held
+    /// in unfinished header blocks ([`ServerConfig::header_budget`](crate::ServerConfig::header_budget)).
+    pub header_budget_refused: u64,
+    /// The most bytes unfinished header blocks held at once (what
+    /// [`Server::header_bytes`](super::Server::header_bytes) says), never past the budget.
+    pub header_bytes_peak: u64,
     /// Connections closed (GOAWAY, then H3_NO_ERROR) after the keep-alive timeout with no
     /// request stream open.
     pub keep_alive_closes: u64,
