@@ -3,6 +3,7 @@
 //! connections it makes or accepts.
 
 use crate::error::Error;
+use crate::server::head_budget::Budget;
 use crate::tickets::Period;
 use crate::token::{ResetKey, ResetSource};
 use std::path::{Path, PathBuf};
@@ -276,6 +277,10 @@ pub enum Retry {
     Always,
 }
 
+/// What request header blocks not whole yet may hold on one server (one thread's socket)
+/// by default, bytes: 32 MiB, a connection's share 4 MiB (about 100 streams of 40 KB).
+pub const DEFAULT_HEADER_BUDGET: u64 = 32 << 20;
+
 /// What every connection a server accepts is made with.
 pub struct ServerConfig {
     pub(crate) quic: quiche::Config,
@@ -300,6 +305,8 @@ pub struct ServerConfig {
     pub(crate) reset: ResetSource,
     /// The session ticket key's rotation period, read by the TLS context's ticket callback.
     ticket_period: Period,
+    /// What unfinished request header blocks may hold (`server/head_budget.rs`).
+    pub(crate) head_budget: crate::server::head_budget::Budget,
 }
 
 /// Where the stateless reset key of a server whose TLS private key is the PEM file `key`
@@ -362,6 +369,7 @@ impl ServerConfig {
             thread: 0,
             reset,
             ticket_period,
+            head_budget: Budget::new(DEFAULT_HEADER_BUDGET, limits.max_field_section),
         })
     }
 
@@ -442,6 +450,16 @@ impl ServerConfig {
     /// it may send (RFC 9000 21.11).
     pub fn thread(mut self, index: u16) -> ServerConfig {
         self.thread = index;
+        self
+    }
+
+    /// At most `bytes` held at once in request header blocks not whole yet, over every
+    /// connection (default [`DEFAULT_HEADER_BUDGET`]); a connection's share is an eighth of
+    /// it (each at least one whole block of the header block limit). A stream whose bytes
+    /// would pass either is reset with H3_REQUEST_REJECTED (RFC 9114 4.1.1: not processed, the
+    /// client may send it again), counted in `header_budget_refused`.
+    pub fn header_budget(mut self, bytes: u64) -> ServerConfig {
+        self.head_budget = Budget::new(bytes, self.max_field_section);
         self
     }
 

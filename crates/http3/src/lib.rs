@@ -32,8 +32,8 @@ mod token;
 pub mod udp;
 
 pub use client::{Client, ClientEvent, EarlyData};
-pub use config::DEFAULT_RETRY_HANDSHAKES;
 pub use config::{ClientConfig, Limits, Retry, ServerConfig, Timeouts, Trust};
+pub use config::{DEFAULT_HEADER_BUDGET, DEFAULT_RETRY_HANDSHAKES};
 pub use error::{alert_name, h3_code_name, quic_code_name, Closed, Error};
 pub use fields::{Field, Fields, MAX_FIELDS};
 pub use server::{ConnId, RequestId, Server, ServerCounts, ServerEvent};

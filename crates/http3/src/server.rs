@@ -30,9 +30,10 @@ use crate::Stats;
 use accept::address_key;
 use quiche::h3;
 use resets::ResetWhenSent;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
+use std::rc::Rc;
 use std::time::Instant;
 
 mod accept;
@@ -43,6 +44,7 @@ mod deadline;
 mod ending;
 mod events;
 mod goaway;
+pub(crate) mod head_budget;
 mod malformed;
 mod paths;
 mod poll;
@@ -114,9 +116,13 @@ struct Conn {
     ending: Vec<ending::Ending>,
     /// When it was accepted: the handshake's deadline runs from here.
     accepted_at: Instant,
-    /// Request streams opened whose header block has not come whole yet, oldest first, with
-    /// when each was first seen (at most the stream limit of them).
-    heads: Vec<(u64, Instant)>,
+    /// Request streams opened whose header block has not come whole yet, oldest first (in
+    /// stream order), with when each was first seen and what its block holds (at most the
+    /// stream limit of them).
+    heads: Vec<head_budget::Head>,
+    /// What its unfinished header blocks hold, and its streams' being let go of
+    /// (`server/head_budget.rs`), within the server's count.
+    charge: head_budget::Charge,
     /// Request bodies still arriving, each with its clock (at most the stream limit).
     bodies: Vec<clocks::BodyClock>,
     /// The first client request stream not seen yet (every one below it has been, or was
@@ -199,6 +205,8 @@ pub struct Server {
     /// Per client address ([`address_key`]): its connections whose client is known to be
     /// there (for `max_per_address`), and whether a refused one is closing.
     per_address: HashMap<IpAddr, PerAddress>,
+    /// Bytes every connection's unfinished header blocks hold (`server/head_budget.rs`).
+    head_held: Rc<Cell<u64>>,
     /// The time of the last `recv` or `on_deadline` (what the deadlines are measured from).
     now: Instant,
     /// The connections' deadlines, kept between turns (`deadline` takes `&self`: the slots
@@ -228,6 +236,7 @@ impl Server {
             going_away: false,
             handshakes: 0,
             per_address: HashMap::new(),
+            head_held: Rc::default(),
             now: Instant::now(),
             timers: RefCell::default(),
         }
@@ -244,6 +253,12 @@ impl Server {
         (self.slots.iter().filter_map(|s| s.conn.as_ref()))
             .map(|c| c.heads.len())
             .sum()
+    }
+
+    /// Bytes held now in request header blocks not whole yet, over every connection (within
+    /// [`ServerConfig::header_budget`](crate::ServerConfig::header_budget)).
+    pub fn header_bytes(&self) -> u64 {
+        self.head_held.get()
     }
 
     /// What the server has met so far, since it started.
@@ -331,11 +346,26 @@ impl Server {
         if !entry.conn.as_ref().is_some_and(ended) {
             return;
         }
-        let conn = entry.conn.take().expect("checked above");
         let id = ConnId {
             slot,
             generation: entry.generation,
         };
+        let Some(conn) = self.remove(slot) else {
+            return;
+        };
+        self.events.push_back(ServerEvent::Closed {
+            conn: id,
+            why: Closed::of(&conn.quic),
+            stats: Stats::of(&conn.quic),
+        });
+    }
+
+    /// Takes `slot`'s connection out of the server: its IDs, its place among the handshakes
+    /// and its address's connections, its slot (whose generation moves on).
+    fn remove(&mut self, slot: u32) -> Option<Conn> {
+        self.timers.get_mut().touch(slot);
+        let entry = &mut self.slots[slot as usize];
+        let conn = entry.conn.take()?;
         entry.generation = entry.generation.wrapping_add(1);
         for cid in &conn.ids {
             self.by_id.remove(cid);
@@ -354,11 +384,7 @@ impl Server {
         }
         self.free.push(slot);
         self.live -= 1;
-        self.events.push_back(ServerEvent::Closed {
-            conn: id,
-            why: Closed::of(&conn.quic),
-            stats: Stats::of(&conn.quic),
-        });
+        Some(conn)
     }
 
     /// Connection `id`, to act on (its deadline recomputed at the next ask).

@@ -72,6 +72,44 @@ fn garbage_and_strangers_are_counted_and_dropped() {
     assert!(s.poll().is_none());
 }
 
+/// Datagrams shaped as QUIC v1 Initials (a long header of type Initial, 8-byte IDs, no token,
+/// 1,226 bytes) whose packet number and payload are random: none decrypts, so none is a
+/// connection, however many start one in quiche for the moment of reading it. They are
+/// counted as datagrams for no connection, and a real client after them is the one
+/// connection.
+#[test]
+fn initials_that_never_decrypt_are_not_connections() {
+    use common::raw::{client_config, Peer};
+    let certs = Certs::new();
+    let mut s = server(&certs);
+    let from: SocketAddr = "127.0.0.2:5000".parse().unwrap();
+    let mut rng = fastrand::Rng::with_seed(11);
+    for i in 0..1000u32 {
+        // Token length 0, then a two-byte length (0x44b0: 1,200), then the rest random.
+        let mut d = long_header(0xc0 | rng.u8(..0x04), 1, 23);
+        d[6..10].copy_from_slice(&i.to_be_bytes());
+        d.extend_from_slice(&[0, 0x44, 0xb0]);
+        d.extend((0..1200).map(|_| rng.u8(..)));
+        assert_eq!(d.len(), 1226);
+        s.recv(&mut d, from);
+    }
+    let c = s.counts();
+    assert_eq!((c.accepted, c.unknown), (0, 1000), "{c:?}");
+    assert_eq!(s.connections(), 0);
+    // A client's real Initial is read: that connection counts.
+    let mut config = client_config(1 << 20);
+    let mut peer = Peer::connect(&mut config, "127.0.0.3:5000".parse().unwrap());
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let (n, info) = peer.quic.send(&mut buf).expect("the client's Initial");
+    s.recv(&mut buf[..n], info.from);
+    let c = s.counts();
+    assert_eq!(
+        (c.accepted, c.unknown, s.connections()),
+        (1, 1000, 1),
+        "{c:?}"
+    );
+}
+
 #[test]
 fn an_unknown_version_is_answered_with_version_negotiation() {
     let certs = Certs::new();

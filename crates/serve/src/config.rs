@@ -159,6 +159,12 @@ pub struct Config {
     pub tls_ticket_key_period_ms: u64,
     /// HTTP/3 request streams a client may have open at once (QUIC's initial_max_streams_bidi).
     pub h3_max_streams: u64,
+    /// Bytes HTTP/3 request header blocks not whole yet may hold at once across all threads
+    /// (each thread takes its share; a connection an eighth of its thread's, each at least one
+    /// whole block); a stream whose bytes would pass either is refused with
+    /// H3_REQUEST_REJECTED (`h3_header_budget_refused`), so clients that open blocks and never
+    /// finish them hold at most this for the header timeout.
+    pub h3_header_budget: u64,
     /// A QUIC connection with no packet for this long ends, ms (max_idle_timeout; the
     /// smaller of both sides' applies). Also what bounds a client that stops reading.
     pub h3_idle_timeout_ms: u64,

@@ -502,7 +502,7 @@ fn bind_ports(config: &mut Config, n: usize, tls: bool) -> Result<Bound, ServeEr
 
 /// Thread `id`'s QUIC configuration: its index (in the connection IDs it issues, so only it
 /// answers for them with a stateless reset), the TLS certificate and key, the `h3_*` limits, its share
-/// of `h3_max_connections` and of `h3_max_connections_per_address` among `threads` (a
+/// of `h3_max_connections`, of `h3_header_budget` and of `h3_max_connections_per_address` among `threads` (a
 /// client's connections spread over the threads by the hash of their ports), and the
 /// deadlines HTTP/1.1 and HTTP/2 have; its ticket key periods counted on its server's clock.
 /// (Asked only when TLS is on: a server without a certificate serves no HTTP/3.)
@@ -519,9 +519,11 @@ fn h3_config(
     let threads = threads.max(1);
     let share = (config.h3_max_connections / threads).max(1);
     let per_address = config.h3_max_connections_per_address.div_ceil(threads);
+    let header_budget = config.h3_header_budget / threads as u64;
     Ok(http3::ServerConfig::new(cert, key, &config.http3_limits())?
         .max_connections(share)
         .max_per_address(per_address)
+        .header_budget(header_budget)
         .thread(id as u16)
         .retry(config.http3_retry())
         .timeouts(config.http3_timeouts())

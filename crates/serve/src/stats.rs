@@ -116,8 +116,8 @@ counters! {
         h2_goaways_sent,
         /// GOAWAY frames received from clients.
         h2_goaways_received,
-        /// HTTP/3: QUIC connections accepted, and requests answered over them (also in
-        /// `requests`).
+        /// HTTP/3: QUIC connections accepted (their client's Initial read: one that does
+        /// not decrypt is none, and is in `h3_dropped`).
         http3_connections,
         /// HTTP/3 requests answered (also in `requests`).
         http3_requests,
@@ -180,6 +180,13 @@ counters! {
         /// HTTP/3 request streams reset because their header block was not whole within
         /// `header_timeout_ms`.
         h3_header_timeouts,
+        /// HTTP/3 request streams refused (reset with H3_REQUEST_REJECTED) while their header
+        /// block arrived: its bytes would have passed the connection's share or the thread's
+        /// share of `h3_header_budget`.
+        h3_header_budget_refused,
+        /// The most bytes HTTP/3 request header blocks not whole yet held at once on a thread
+        /// (summed over the threads: at most `h3_header_budget`).
+        h3_header_bytes_peak,
         /// HTTP/3 connections closed after `keepalive_timeout_ms` with no request open
         /// (GOAWAY, then H3_NO_ERROR), PINGs or not.
         h3_keepalive_closes,

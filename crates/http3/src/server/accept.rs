@@ -10,6 +10,8 @@ use std::net::{IpAddr, SocketAddr};
 
 impl Server {
     /// A new connection for a client's Initial, or None (not an Initial, the limit reached).
+    /// It is a connection once its Initial is read (`receive.rs`): one that does not decrypt
+    /// is let go of at once, uncounted.
     pub(super) fn accept(
         &mut self,
         hdr: &quiche::Header<'_>,
@@ -144,6 +146,7 @@ impl Server {
             reset_when_sent: Vec::new(),
             accepted_at: self.now,
             heads: Vec::new(),
+            charge: super::head_budget::Charge::new(&self.head_held),
             bodies: Vec::new(),
             next_stream: 0,
             counted: odcid.is_some() && !at_limit,
@@ -171,7 +174,7 @@ impl Server {
         if odcid.is_some() {
             self.per_address.entry(key).or_default().counted += 1;
         }
-        self.counts.accepted += 1;
+        // Counted in `accepted` once quiche reads a packet of the Initial (`receive.rs`).
         Some(slot)
     }
 }

@@ -45,6 +45,7 @@
 //! its end.
 
 use super::goaway::{goaway_done, settled, write_goaway};
+use super::head_budget::Head;
 use super::{Conn, ConnId, RequestId, ServerCounts, ServerEvent};
 use crate::config::Timeouts;
 use crate::{H3_NO_ERROR, H3_REQUEST_CANCELLED, H3_REQUEST_INCOMPLETE};
@@ -125,11 +126,10 @@ pub(super) fn body_read(conn: &mut Conn, stream: u64, n: usize, now: Instant) {
     }
 }
 
-/// The client reset `stream`: nothing of it is waited for any more (its send room, its head,
-/// its body's deadline).
+/// The client reset `stream`: nothing of it is waited for any more (its send room, its
+/// body's deadline; a header block is ended with the stream, `resets::client_reset`).
 pub(super) fn stream_reset(conn: &mut Conn, stream: u64) {
     conn.blocked.retain(|&s| s != stream);
-    conn.heads.retain(|&(s, _)| s != stream);
     body_ended(conn, stream);
 }
 
@@ -155,7 +155,7 @@ pub(super) fn note_streams(conn: &mut Conn, now: Instant) {
         }
         let mut s = conn.next_stream;
         while s <= stream {
-            conn.heads.push((s, now));
+            conn.heads.push(Head::new(s, now));
             s += 4;
         }
         conn.next_stream = stream + 4;
@@ -219,7 +219,7 @@ pub(super) fn due(conn: &Conn, t: &Timeouts) -> Option<Instant> {
     if conn.h3.is_none() {
         return handshake;
     }
-    let header = conn.heads.first().map(|&(_, since)| since + t.header);
+    let header = conn.heads.first().map(|h| h.since + t.header);
     let keep_alive = (conn.quiet_since)
         .filter(|_| conn.goaway.is_none())
         .map(|since| since + t.keep_alive);
@@ -255,12 +255,12 @@ pub(super) fn expire(
         return;
     }
     let mut heads_reset = false;
-    while let Some(&(stream, since)) = conn.heads.first() {
+    while let Some(&Head { stream, since, .. }) = conn.heads.first() {
         if since + t.header > now {
             break;
         }
-        conn.heads.remove(0);
         // A stream already gone (reset by the client, or a number it skipped) is not counted.
+        // (`end` takes it out of `heads`.)
         let reset = super::ending::end(conn, stream, H3_REQUEST_INCOMPLETE);
         body_ended(conn, stream);
         counts.header_timeouts += u64::from(reset.unwrap_or(false));

@@ -3,13 +3,14 @@
 /// Counts of what the server met (64-bit, since it started).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ServerCounts {
-    /// Connections accepted: a client's Initial that started one.
+    /// Connections accepted: a client's Initial that started one, counted once quiche read a
+    /// packet of it (one that does not decrypt is no connection: `unknown`).
     pub accepted: u64,
     /// Handshakes done that resumed a session (the client's ticket opened): the others
     /// were full ones.
     pub resumed: u64,
     /// Datagrams for no connection that were not an Initial (late packets of an ended
-    /// connection, or garbage).
+    /// connection, or garbage), or were shaped as one and did not decrypt.
     pub unknown: u64,
     /// Datagrams too short or malformed to read a QUIC header from.
     pub malformed: u64,
@@ -37,6 +38,13 @@ pub struct ServerCounts {
     pub handshake_timeouts: u64,
     /// Request streams whose header block was not whole within the header timeout (reset).
     pub header_timeouts: u64,
+    /// Request streams refused (reset with H3_REQUEST_REJECTED) while their header block
+    /// arrived, its bytes past the connection's share or the server's budget of bytes held
+    /// in unfinished header blocks ([`ServerConfig::header_budget`](crate::ServerConfig::header_budget)).
+    pub header_budget_refused: u64,
+    /// The most bytes unfinished header blocks held at once (what
+    /// [`Server::header_bytes`](super::Server::header_bytes) says), never past the budget.
+    pub header_bytes_peak: u64,
     /// Connections closed (GOAWAY, then H3_NO_ERROR) after the keep-alive timeout with no
     /// request stream open.
     pub keep_alive_closes: u64,

@@ -34,12 +34,17 @@ pub(super) struct Ending {
     code: Option<u64>,
     /// Our side is reset (RESET_STREAM queued), or is not ours to reset.
     written: bool,
+    /// The bytes of its unfinished header block charged to the connection: HTTP/3 holds them
+    /// until it lets go of the stream (`head_budget.rs`).
+    held: u32,
 }
 
 /// Resets `stream` both ways with `code`: STOP_SENDING now, our RESET_STREAM once the
 /// client's side has ended; nothing more is written to it, so it waits for no flow control.
 /// False if QUIC has no such stream (gone, or never opened).
 pub(super) fn end(conn: &mut Conn, stream: u64, code: u64) -> Result<bool, quiche::Error> {
+    // Its header block, if it was in one, is no longer waited for.
+    let held = super::head_budget::take(conn, stream);
     let exists = match conn
         .quic
         .stream_shutdown(stream, quiche::Shutdown::Read, code)
@@ -50,7 +55,10 @@ pub(super) fn end(conn: &mut Conn, stream: u64, code: u64) -> Result<bool, quich
             conn.quic.stream_capacity(stream),
             Err(quiche::Error::InvalidStreamState(_))
         ),
-        Err(e) => return Err(e),
+        Err(e) => {
+            conn.charge.give_back(u64::from(held));
+            return Err(e);
+        }
     };
     conn.blocked.retain(|&s| s != stream);
     // A stream QUIC no longer has may still have HTTP/3 state: `settle` lets it go at once.
@@ -59,10 +67,16 @@ pub(super) fn end(conn: &mut Conn, stream: u64, code: u64) -> Result<bool, quich
         stream,
         code: Some(code),
         written: false,
+        held,
     };
     match conn.ending.iter_mut().find(|e| e.stream == stream) {
-        Some(e) if e.code.is_none() => *e = ending,
-        Some(_) => {}
+        Some(e) if e.code.is_none() => {
+            *e = Ending {
+                held: e.held + held,
+                ..ending
+            }
+        }
+        Some(e) => e.held += held,
         None => conn.ending.push(ending),
     }
     settle(conn);
@@ -78,6 +92,7 @@ pub(super) fn watch(conn: &mut Conn, stream: u64) {
             stream,
             code: None,
             written: true,
+            held: 0,
         });
     }
 }
@@ -108,6 +123,7 @@ pub(super) fn settle(conn: &mut Conn) {
         }
         if collected(&mut conn.quic, e.stream) {
             forget(conn, e.stream);
+            conn.charge.give_back(u64::from(e.held));
             conn.ending.swap_remove(i);
             continue;
         }

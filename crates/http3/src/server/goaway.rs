@@ -70,7 +70,7 @@ pub(super) fn goaway_done(conn: &mut Conn) -> bool {
         return false;
     };
     let quic = &conn.quic;
-    let unread = |&(stream, _): &(u64, _)| stream < first && quic.stream_readable(stream);
+    let unread = |h: &super::head_budget::Head| h.stream < first && quic.stream_readable(h.stream);
     !conn.heads.iter().any(unread) && settled(conn)
 }
 

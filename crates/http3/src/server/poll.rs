@@ -30,6 +30,7 @@ impl Server {
                 // Done, or an error HTTP/3 has closed the connection for: this connection
                 // has nothing more until it receives again.
                 Err(_) => {
+                    super::head_budget::read_by_http3(conn);
                     conn.polling = false;
                     self.to_poll.pop_front();
                     self.sweep(slot, false);
@@ -47,7 +48,7 @@ impl Server {
                     if clocks::body_under_way(conn, stream) {
                         continue;
                     }
-                    conn.heads.retain(|&(s, _)| s != stream);
+                    super::head_budget::whole(conn, stream);
                     // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
                     // may send it again on another connection.
                     if conn.goaway.is_some_and(|g| stream >= g) {

@@ -36,10 +36,10 @@ impl Server {
                 return;
             }
         };
-        let slot = match self.by_id.get(&hdr.dcid) {
-            Some(&slot) => slot,
+        let (slot, new) = match self.by_id.get(&hdr.dcid) {
+            Some(&slot) => (slot, false),
             None => match self.accept(&hdr, datagram.len(), from) {
-                Some(slot) => slot,
+                Some(slot) => (slot, true),
                 None => return,
             },
         };
@@ -71,6 +71,19 @@ impl Server {
             (arrival.counts_on_path()).then(|| path_read(&conn.quic, local, arrival.quiche));
         // An error is the connection's: QUIC has closed it (or will), as `sweep` finds.
         let _ = conn.quic.recv(datagram, info);
+        if new && !conn.refused {
+            // A connection is one once a packet of its client's Initial is read. One shaped
+            // as an Initial that does not decrypt (garbage, or a forgery without the keys its
+            // connection ID derives) is let go of now, no event, counted as a datagram for no
+            // connection: it held nothing, and must neither count as a connection nor hold a
+            // handshake's place (for `Retry::Flood`) until the next sweep.
+            if conn.quic.stats().recv == 0 {
+                self.counts.unknown += 1;
+                self.remove(slot);
+                return;
+            }
+            self.counts.accepted += 1;
+        }
         if conn.refused {
             // At its address's limit (`server/accept.rs`): closed once its first flight is
             // out (`send.rs`); nothing more is done for it.
@@ -117,6 +130,11 @@ impl Server {
             }
         }
         clocks::note_streams(conn, now);
+        // What the header blocks under way hold, within the budget (`head_budget.rs`).
+        let refused = super::head_budget::note_bytes(conn, &self.config.head_budget);
+        self.counts.header_budget_refused += refused;
+        let held = self.head_held.get();
+        self.counts.header_bytes_peak = self.counts.header_bytes_peak.max(held);
         // Streams being ended: our resets once the client's sides end, HTTP/3's state let go
         // once QUIC collects them (what this datagram acknowledged or reset).
         if !conn.ending.is_empty() {

@@ -127,8 +127,10 @@ pub(super) fn shut_stream(conn: &mut Conn, stream: u64, code: u64) -> Result<boo
 /// reset (a caller that drops it must reset it: a stream whose response is never ended is
 /// never collected); HTTP/3's state goes once QUIC lets go of it. True: something to send.
 pub(super) fn client_reset(conn: &mut Conn, stream: u64) -> bool {
-    let unanswerable = conn.heads.iter().any(|&(s, _)| s == stream);
+    let unanswerable = conn.heads.iter().any(|h| h.stream == stream);
     clocks::stream_reset(conn, stream);
+    // (`shut_stream` takes a header block's stream out of `heads`, keeping what it holds
+    // charged until HTTP/3 lets go of it.)
     if unanswerable {
         let _ = shut_stream(conn, stream, crate::H3_REQUEST_INCOMPLETE);
     } else {

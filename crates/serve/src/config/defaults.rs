@@ -39,6 +39,7 @@ impl Default for Config {
             h3_early_data: false,
             tls_ticket_key_period_ms: 6 * 60 * 60 * 1000,
             h3_max_streams: 100,
+            h3_header_budget: 64 << 20,
             h3_idle_timeout_ms: 30_000,
             h3_steer: true,
             index: "index.html".into(),

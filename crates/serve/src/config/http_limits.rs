@@ -58,8 +58,8 @@ impl Config {
     /// line, a head, 32 bytes a field): within it, wire's checks answer 414 or 431 for that
     /// request alone, as over HTTP/1.1. Past it quiche closes the connection
     /// (H3_EXCESSIVE_LOAD): the bound is kept this low because quiche buffers up to one and a
-    /// half times it of each stream's encoded block while it arrives, with no bound across
-    /// streams or connections. The receive windows are small: a request body is read only to be dropped, so a
+    /// half times it of each stream's encoded block while it arrives (what all of a thread's
+    /// unfinished blocks hold is bounded by its share of `h3_header_budget`). The receive windows are small: a request body is read only to be dropped, so a
     /// client is given no room to send much of one ahead.
     pub fn http3_limits(&self) -> http3::Limits {
         let http11 = (self.max_request_line)
@@ -126,6 +126,7 @@ mod tests {
         assert_eq!(refused(|c| c.h3_max_streams = 0), "h3_max_streams");
         assert_eq!(refused(|c| c.h3_max_streams = 1 << 61), "h3_max_streams");
         assert_eq!(refused(|c| c.h3_idle_timeout_ms = 0), "h3_idle_timeout_ms");
+        assert_eq!(refused(|c| c.h3_header_budget = 0), "h3_header_budget");
         let period = "tls_ticket_key_period_ms";
         assert_eq!(refused(|c| c.tls_ticket_key_period_ms = 999), period);
         assert_eq!(refused(|c| c.tls_ticket_key_period_ms = u64::MAX), period);

@@ -21,7 +21,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 20] = [
+        let checks: [(&'static str, u64, bool, &'static str); 21] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -99,6 +99,12 @@ impl Config {
                 self.h3_max_streams,
                 (1..=1 << 60).contains(&self.h3_max_streams),
                 "must be from 1 to 2^60 (RFC 9000 4.6)",
+            ),
+            (
+                "h3_header_budget",
+                self.h3_header_budget,
+                self.h3_header_budget >= 1,
+                "must be at least 1",
             ),
             (
                 "h3_idle_timeout_ms",

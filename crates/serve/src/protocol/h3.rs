@@ -320,6 +320,8 @@ impl H3 {
         st.h3_goaways_sent = c.goaways_sent;
         st.h3_handshake_timeouts = c.handshake_timeouts;
         st.h3_header_timeouts = c.header_timeouts;
+        st.h3_header_budget_refused = c.header_budget_refused;
+        st.h3_header_bytes_peak = c.header_bytes_peak;
         st.h3_keepalive_closes = c.keep_alive_closes;
         st.h3_send_timeouts = c.send_timeouts;
         st.h3_body_timeouts = c.body_timeouts;
