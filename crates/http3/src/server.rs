@@ -30,10 +30,11 @@ use crate::Stats;
 use accept::address_key;
 use quiche::h3;
 use resets::ResetWhenSent;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
-use std::rc::Rc;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::time::Instant;
 
 mod accept;
@@ -206,7 +207,7 @@ pub struct Server {
     /// there (for `max_per_address`), and whether a refused one is closing.
     per_address: HashMap<IpAddr, PerAddress>,
     /// Bytes every connection's unfinished header blocks hold (`server/head_budget.rs`).
-    head_held: Rc<Cell<u64>>,
+    head_held: Arc<AtomicU64>,
     /// The time of the last `recv` or `on_deadline` (what the deadlines are measured from).
     now: Instant,
     /// The connections' deadlines, kept between turns (`deadline` takes `&self`: the slots
@@ -236,7 +237,7 @@ impl Server {
             going_away: false,
             handshakes: 0,
             per_address: HashMap::new(),
-            head_held: Rc::default(),
+            head_held: Arc::default(),
             now: Instant::now(),
             timers: RefCell::default(),
         }
@@ -258,7 +259,7 @@ impl Server {
     /// Bytes held now in request header blocks not whole yet, over every connection (within
     /// [`ServerConfig::header_budget`](crate::ServerConfig::header_budget)).
     pub fn header_bytes(&self) -> u64 {
-        self.head_held.get()
+        self.head_held.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// What the server has met so far, since it started.

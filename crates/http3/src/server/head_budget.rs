@@ -23,16 +23,17 @@
 //! (`ending.rs`), so the charge is what the server holds, and never passes the budget.
 //!
 //! A block handed out (whole) gives its charge back. The counts are a few integers a
-//! connection and one a server (shared by its connections through an `Rc`, so that a
-//! stream let go of anywhere gives back to both); nothing is allocated for them and nothing
+//! connection and one a server (shared by its connections through an `Arc`, so that a
+//! stream let go of anywhere gives back to both, and a server stays `Send`: it may be made on
+//! one thread and run on another; only the thread running it touches the count); nothing is allocated for them and nothing
 //! is walked but the streams of a datagram that are still in their header block, and those
 //! once a poll of their connection is done.
 //!
 //! [`ServerConfig::header_budget`]: crate::ServerConfig::header_budget
 
 use super::Conn;
-use std::cell::Cell;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// A request stream opened whose header block has not come whole yet.
@@ -62,27 +63,28 @@ impl Head {
 /// What one connection's header blocks hold, within its server's count.
 #[derive(Debug)]
 pub(super) struct Charge {
-    server: Rc<Cell<u64>>,
+    server: Arc<AtomicU64>,
     held: u64,
 }
 
 impl Charge {
-    pub(super) fn new(server: &Rc<Cell<u64>>) -> Charge {
+    pub(super) fn new(server: &Arc<AtomicU64>) -> Charge {
         Charge {
-            server: Rc::clone(server),
+            server: Arc::clone(server),
             held: 0,
         }
     }
 
     fn add(&mut self, n: u64) {
         self.held += n;
-        self.server.set(self.server.get() + n);
+        self.server.fetch_add(n, Relaxed);
     }
 
     pub(super) fn give_back(&mut self, n: u64) {
         let n = n.min(self.held);
         self.held -= n;
-        self.server.set(self.server.get().saturating_sub(n));
+        // (The server's count holds this connection's `held`: it cannot go below 0.)
+        self.server.fetch_sub(n, Relaxed);
     }
 }
 
@@ -142,7 +144,7 @@ pub(super) fn note_bytes(conn: &mut Conn, budget: &Budget) -> u64 {
         let held = head.held + new as u32;
         let more = buffer(held) - buffer(head.held);
         if conn.charge.held + more > budget.connection
-            || conn.charge.server.get() + more > budget.server
+            || conn.charge.server.load(Relaxed) + more > budget.server
         {
             let _ = super::resets::shut_stream(conn, stream, crate::H3_REQUEST_REJECTED);
             refused += 1;

@@ -133,7 +133,7 @@ impl Server {
         // What the header blocks under way hold, within the budget (`head_budget.rs`).
         let refused = super::head_budget::note_bytes(conn, &self.config.head_budget);
         self.counts.header_budget_refused += refused;
-        let held = self.head_held.get();
+        let held = self.head_held.load(std::sync::atomic::Ordering::Relaxed);
         self.counts.header_bytes_peak = self.counts.header_bytes_peak.max(held);
         // Streams being ended: our resets once the client's sides end, HTTP/3's state let go
         // once QUIC collects them (what this datagram acknowledged or reset).
