@@ -5,6 +5,7 @@
 use crate::config::ClientConfig;
 use crate::error::{Closed, Error};
 use crate::fields::{Field, Fields};
+use crate::response_head::{self, Block};
 use crate::{cid, Datagram, Stats};
 use quiche::h3;
 use std::net::{IpAddr, SocketAddr};
@@ -19,6 +20,8 @@ pub enum ClientEvent {
         stream: u64,
         /// Its `:status`.
         status: u16,
+        /// The body length its `content-length` announces, if it has one.
+        length: Option<u64>,
         /// Its fields, `:status` included.
         fields: Fields,
         /// The stream ended with the head.
@@ -39,6 +42,13 @@ pub enum ClientEvent {
     },
     /// The response on `stream` is complete.
     Finished {
+        /// The request's stream.
+        stream: u64,
+    },
+    /// A header block on `stream` was malformed (RFC 9114 4.1.2: a `content-length` that is
+    /// not one number; `response_head.rs`): the stream has been reset both ways with
+    /// H3_MESSAGE_ERROR, a stream error, and the connection goes on.
+    Malformed {
         /// The request's stream.
         stream: u64,
     },
@@ -288,14 +298,19 @@ impl Client {
             return Some(match event {
                 h3::Event::Headers { list, more_frames } => {
                     let fields = Fields(list);
-                    match fields.status() {
-                        Some(status) => ClientEvent::Response {
+                    match response_head::judge(&fields) {
+                        Block::Head { status, length } => ClientEvent::Response {
                             stream,
                             status,
+                            length,
                             fields,
                             end: !more_frames,
                         },
-                        None => ClientEvent::Trailers { stream, fields },
+                        Block::Trailers => ClientEvent::Trailers { stream, fields },
+                        Block::Malformed => {
+                            let _ = self.reset(stream, crate::H3_MESSAGE_ERROR);
+                            ClientEvent::Malformed { stream }
+                        }
                     }
                 }
                 h3::Event::Data => ClientEvent::Data { stream },

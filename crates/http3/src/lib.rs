@@ -26,6 +26,7 @@ mod client;
 mod config;
 mod error;
 mod fields;
+mod response_head;
 mod server;
 mod tickets;
 mod token;

@@ -1,4 +1,5 @@
-//! What becomes of an HTTP/3 connection's streams when things go wrong: the connection's end
+//! What becomes of an HTTP/3 connection's streams when things go wrong: a malformed response
+//! failed alone, the connection's end
 //! told by kind (`http3::Closed`: a TLS alert, the idle timeout, a CONNECTION_CLOSE by code),
 //! a GOAWAY's unprocessed streams and rejected ones kept to be sent again (what a connection
 //! leaves judged by the rule HTTP/2 shares, `client/in_flight/refusals.rs`), stalled streams
@@ -61,6 +62,39 @@ impl H3 {
             }
         }
         self.conn_failed(ch, cx, kind, now);
+    }
+
+    /// A malformed response on `stream` (RFC 9114 4.1.2): a stream error, H3_MESSAGE_ERROR
+    /// both ways; it fails alone (`h3_protocol`) and the connection goes on.
+    pub(super) fn malformed(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        stream: u64,
+        now: u64,
+    ) {
+        if let Some(client) = &mut self.client {
+            let _ = client.reset(stream, http3::H3_MESSAGE_ERROR);
+        }
+        if let Some(s) = self.take(stream) {
+            self.stream_failed(ch, cx, s, ErrorKind::H3Protocol, now);
+        }
+    }
+
+    /// Stream `s`, taken out of the table, failed alone as `kind`; the page goes on.
+    pub(super) fn stream_failed(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        s: Stream,
+        kind: ErrorKind,
+        now: u64,
+    ) {
+        self.processed = true;
+        let bytes = s.ex.bytes();
+        ch.record_failure(cx, &s.ex, kind, bytes, now);
+        self.file_done(cx, &s.ex, false, now);
+        self.spare.extend(s.app);
     }
 
     /// Streams the server's GOAWAY will not process (from its id on) are kept to be sent again
