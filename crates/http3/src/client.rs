@@ -45,9 +45,11 @@ pub enum ClientEvent {
         /// The request's stream.
         stream: u64,
     },
-    /// A header block on `stream` was malformed (RFC 9114 4.1.2: a `content-length` that is
-    /// not one number; `response_head.rs`): the stream has been reset both ways with
-    /// H3_MESSAGE_ERROR, a stream error, and the connection goes on.
+    /// A header block on `stream` was malformed (RFC 9114 4.1.2: a pseudo-header other than
+    /// one `:status` first, a status outside 100 to 599, an uppercase or connection-specific
+    /// field name, a `content-length` that is not one number; `response_head.rs`): the stream
+    /// has been reset both ways with H3_MESSAGE_ERROR, a stream error, and the connection goes
+    /// on.
     Malformed {
         /// The request's stream.
         stream: u64,
@@ -298,7 +300,7 @@ impl Client {
             return Some(match event {
                 h3::Event::Headers { list, more_frames } => {
                     let fields = Fields(list);
-                    match response_head::judge(&fields) {
+                    match response_head::judge(fields.iter()) {
                         Block::Head { status, length } => ClientEvent::Response {
                             stream,
                             status,

@@ -1,14 +1,15 @@
-//! A header block a client receives, judged alone before it is handed out: a response's head
-//! (its status, and the body its `content-length` announces), a trailer section, or malformed.
-//! One that is malformed is a stream error (RFC 9114 4.1.2): its stream is reset with
-//! H3_MESSAGE_ERROR and the connection goes on, as the server does with a malformed request
-//! (`server/malformed.rs`).
+//! A header block a client receives, judged alone before it is handed out (RFC 9114 4.1.2, 4.2,
+//! 4.3.2): a response's head, a trailer section, or malformed. One that is malformed is a
+//! stream error: its stream is reset with H3_MESSAGE_ERROR and the connection goes on, as the
+//! server does with a malformed request (`server/malformed.rs`).
 //!
-//! Malformed here: a `content-length` that is not digits, or two that differ (RFC 9110 8.6).
-//! Whether the block comes where a head or trailers may (RFC 9114 4.1), and whether the body
-//! is what it announced, is the caller's to judge, which knows the stream.
+//! Malformed here: a pseudo-header other than `:status`, a second `:status`, one after a
+//! regular field, or one whose value is not three digits from 100 to 599 (RFC 9110 15); a
+//! field name with an uppercase letter; a connection-specific field (`connection`,
+//! `keep-alive`, `proxy-connection`, `transfer-encoding`, `upgrade`); a `content-length`
+//! that is not digits, or two that differ (RFC 9110 8.6). Whether the block comes where a head
+//! or trailers may (RFC 9114 4.1) is the caller's to judge, which knows the stream.
 
-use crate::fields::Fields;
 use wire::FieldName;
 
 /// What a received header block is.
@@ -19,24 +20,45 @@ pub(crate) enum Block {
         status: u16,
         length: Option<u64>,
     },
-    /// No status: a trailer section (or, before any head, a head missing its status).
+    /// No pseudo-header: a trailer section (or, before any head, a head missing its status).
     Trailers,
     Malformed,
 }
 
-/// Judges the block `fields`.
-pub(crate) fn judge(fields: &Fields) -> Block {
-    let mut length = None;
-    for (name, value) in fields.iter() {
-        if FieldName::of_lower(name) == FieldName::ContentLength {
-            match (digits(value), length) {
+/// Judges the block `fields` (names and values in the order received).
+pub(crate) fn judge<'a>(fields: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) -> Block {
+    let (mut status, mut length, mut regular) = (None, None, false);
+    for (name, value) in fields {
+        if name.first() == Some(&b':') {
+            if name != b":status" || status.is_some() || regular {
+                return Block::Malformed;
+            }
+            match value {
+                &[a @ b'1'..=b'5', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
+                    let digit = |d: u8| u16::from(d - b'0');
+                    status = Some(digit(a) * 100 + digit(b) * 10 + digit(c));
+                }
+                _ => return Block::Malformed,
+            }
+            continue;
+        }
+        regular = true;
+        match FieldName::of_lower(name) {
+            FieldName::Connection
+            | FieldName::KeepAlive
+            | FieldName::ProxyConnection
+            | FieldName::TransferEncoding
+            | FieldName::Upgrade => return Block::Malformed,
+            FieldName::ContentLength => match (digits(value), length) {
                 (Some(n), None) => length = Some(n),
                 (Some(n), Some(l)) if n == l => {}
                 _ => return Block::Malformed,
-            }
+            },
+            FieldName::Other if name.iter().any(u8::is_ascii_uppercase) => return Block::Malformed,
+            _ => {}
         }
     }
-    match fields.status() {
+    match status {
         Some(status) => Block::Head { status, length },
         None => Block::Trailers,
     }
@@ -57,13 +79,9 @@ fn digits(value: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::{judge, Block};
-    use crate::fields::Fields;
 
     fn of(fields: &[(&str, &str)]) -> Block {
-        let list = fields
-            .iter()
-            .map(|(n, v)| quiche::h3::Header::new(n.as_bytes(), v.as_bytes()));
-        judge(&Fields(list.collect()))
+        judge(fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())))
     }
 
     #[test]
@@ -101,16 +119,37 @@ mod tests {
     }
 
     #[test]
-    fn a_length_that_is_not_one_number_is_malformed() {
-        for bad in ["12a", "", "-1", "99999999999999999999999"] {
-            let fields = [(":status", "200"), ("content-length", bad)];
-            assert_eq!(of(&fields), Block::Malformed, "{bad}");
+    fn a_status_outside_100_to_599_is_malformed() {
+        for bad in ["999", "600", "099", "20", "2000", "abc", ""] {
+            assert_eq!(of(&[(":status", bad)]), Block::Malformed, "{bad}");
         }
-        let two = [
-            (":status", "200"),
-            ("content-length", "5"),
-            ("content-length", "6"),
+        assert!(matches!(of(&[(":status", "599")]), Block::Head { .. }));
+    }
+
+    #[test]
+    fn bad_pseudo_headers_names_and_lengths_are_malformed() {
+        let cases: &[&[(&str, &str)]] = &[
+            &[(":status", "200"), (":status", "200")],
+            &[(":status", "200"), (":path", "/")],
+            &[("x", "1"), (":status", "200")],
+            &[(":status", "200"), ("X-Up", "1")],
+            &[("X-Up", "1")],
+            &[(":status", "200"), ("connection", "close")],
+            &[(":status", "200"), ("transfer-encoding", "chunked")],
+            &[(":status", "200"), ("content-length", "12a")],
+            &[(":status", "200"), ("content-length", "")],
+            &[
+                (":status", "200"),
+                ("content-length", "99999999999999999999999"),
+            ],
+            &[
+                (":status", "200"),
+                ("content-length", "5"),
+                ("content-length", "6"),
+            ],
         ];
-        assert_eq!(of(&two), Block::Malformed);
+        for fields in cases {
+            assert_eq!(of(fields), Block::Malformed, "{fields:?}");
+        }
     }
 }

@@ -92,7 +92,8 @@ pub enum ErrorKind {
     /// (streams it never processed are retried instead, not counted here).
     H3Goaway,
     /// HTTP/3: the server broke the protocol: a malformed response (its stream alone fails,
-    /// reset with H3_MESSAGE_ERROR), or what this side closed the connection over.
+    /// reset with H3_MESSAGE_ERROR), or what this side closed the connection over (frames out of
+    /// order, a stream ended with no head).
     H3Protocol,
     /// A response head larger than the client reads: more than
     /// `wire::response::MAX_RESPONSE_HEADERS` fields or `wire::response::MAX_RESPONSE_HEAD`

@@ -1,5 +1,5 @@
 //! What becomes of an HTTP/3 connection's streams when things go wrong: a malformed response
-//! failed alone, the connection's end
+//! failed alone, frames out of order closing the connection, the connection's end
 //! told by kind (`http3::Closed`: a TLS alert, the idle timeout, a CONNECTION_CLOSE by code),
 //! a GOAWAY's unprocessed streams and rejected ones kept to be sent again (what a connection
 //! leaves judged by the rule HTTP/2 shares, `client/in_flight/refusals.rs`), stalled streams
@@ -79,6 +79,22 @@ impl H3 {
         if let Some(s) = self.take(stream) {
             self.stream_failed(ch, cx, s, ErrorKind::H3Protocol, now);
         }
+    }
+
+    /// A frame out of HTTP/3's order on a request stream (RFC 9114 4.1: a HEADERS or DATA
+    /// after the trailer section): a connection error, H3_FRAME_UNEXPECTED. This side closes
+    /// the connection (`h3_protocol`), failing what is in flight; false: it is gone.
+    pub(super) fn frame_unexpected(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        now: u64,
+    ) -> bool {
+        if let Some(client) = &mut self.client {
+            client.close(H3_FRAME_UNEXPECTED, b"a frame after the trailer section");
+        }
+        self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
+        false
     }
 
     /// Stream `s`, taken out of the table, failed alone as `kind`; the page goes on.
@@ -275,6 +291,9 @@ impl H3 {
         }
     }
 }
+
+/// HTTP/3's code for a frame not permitted where it came (RFC 9114 8.1).
+const H3_FRAME_UNEXPECTED: u64 = 0x105;
 
 /// What a GOAWAY leaves for a new connection, judged by the rule HTTP/2 shares
 /// (`in_flight/refusals.rs`).

@@ -55,6 +55,8 @@ pub(super) struct Stream {
     /// The body its final response has (RFC 9114 4.1.2: the `content-length`; none for a
     /// HEAD, a 204 or a 304), checked against the DATA that comes; `NONE`: not announced.
     length: u64,
+    /// Its trailer section has come: nothing more may (RFC 9114 4.1).
+    trailers: bool,
 }
 
 impl InFlightSlot for Stream {
@@ -70,6 +72,7 @@ impl InFlightSlot for Stream {
         rejected_late: false,
         head: false,
         length: NONE,
+        trailers: false,
     };
 
     fn exchange(&self) -> &Exchange {
@@ -394,6 +397,7 @@ impl H3 {
             rejected_late: false,
             head,
             length: NONE,
+            trailers: false,
         };
         self.bodies_pending |= stream.body_left() > 0;
         // Not written yet: it waits from its file's start, and later only from its write.
@@ -443,6 +447,12 @@ impl H3 {
                     if cx.sh.config.debug {
                         super::debug::block(cx, stream, "response", fields.iter(), None);
                     }
+                    // A head after the final one is a trailer section with a pseudo-header:
+                    // a malformed response (RFC 9114 4.3), its stream's error.
+                    if self.flight.by_key(stream).is_some_and(|s| s.ex.status != 0) {
+                        self.malformed(ch, cx, stream, now);
+                        continue;
+                    }
                     // An interim response (1xx) is not the response: its final one follows.
                     if status < 200 {
                         continue;
@@ -484,6 +494,10 @@ impl H3 {
                     }
                 }
                 ClientEvent::Data { stream } => {
+                    // DATA after the trailer section breaks the frames' order (RFC 9114 4.1).
+                    if self.flight.by_key(stream).is_some_and(|s| s.trailers) {
+                        return self.frame_unexpected(ch, cx, now);
+                    }
                     if self.read_body(cx, stream, buf, now) {
                         // More than its `content-length`: malformed (RFC 9114 4.1.2).
                         self.malformed(ch, cx, stream, now);
@@ -492,6 +506,14 @@ impl H3 {
                 ClientEvent::Trailers { stream, fields } => {
                     if cx.sh.config.debug {
                         super::debug::block(cx, stream, "trailers", fields.iter(), None);
+                    }
+                    match self.flight.by_key(stream) {
+                        // Where the head should be, a block without `:status`: malformed.
+                        Some(s) if s.ex.status == 0 => self.malformed(ch, cx, stream, now),
+                        // A second trailer section breaks the frames' order (RFC 9114 4.1).
+                        Some(s) if s.trailers => return self.frame_unexpected(ch, cx, now),
+                        Some(s) => s.trailers = true,
+                        None => {}
                     }
                 }
                 ClientEvent::Malformed { stream } => {
