@@ -83,6 +83,23 @@ pub enum EarlyData {
     Rejected,
 }
 
+/// Why this side refused the server's certificate, as BoringSSL's verifier said: what the TLS
+/// alert of a failed handshake (`Closed::Handshake`: 48 unknown_ca, 42 bad_certificate...)
+/// says in fewer words, for a report to say what is wrong and what to do, as over TLS on TCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CertificateRefusal {
+    /// The chain ends at no trusted root (a self-signed certificate too).
+    UnknownIssuer,
+    /// The certificate does not name the server's host name or address.
+    NameMismatch,
+    /// Its validity ended before now.
+    Expired,
+    /// Its validity starts after now.
+    NotYetValid,
+    /// Any other refusal (a bad signature, a purpose, a CA certificate as the server's own).
+    Other,
+}
+
 /// BoringSSL's `ssl_early_data_accepted`, as quiche's `early_data_reason` gives it.
 const EARLY_DATA_ACCEPTED: u32 = 2;
 
@@ -388,6 +405,26 @@ impl Client {
     /// Why the connection ended (once `is_closed`).
     pub fn closed(&self) -> Option<Closed> {
         self.is_closed().then(|| Closed::of(&self.quic))
+    }
+
+    /// Why this side refused the server's certificate, if it did (the verifier's result, kept
+    /// once the handshake has failed on it); None for a certificate accepted or not yet seen.
+    pub fn certificate_refusal(&mut self) -> Option<CertificateRefusal> {
+        use boring::x509::X509VerifyError as E;
+        let error = AsMut::<boring::ssl::SslRef>::as_mut(&mut self.quic)
+            .verify_result()
+            .err()?;
+        Some(match error {
+            E::UNABLE_TO_GET_ISSUER_CERT
+            | E::UNABLE_TO_GET_ISSUER_CERT_LOCALLY
+            | E::UNABLE_TO_VERIFY_LEAF_SIGNATURE
+            | E::DEPTH_ZERO_SELF_SIGNED_CERT
+            | E::SELF_SIGNED_CERT_IN_CHAIN => CertificateRefusal::UnknownIssuer,
+            E::HOSTNAME_MISMATCH | E::IP_ADDRESS_MISMATCH => CertificateRefusal::NameMismatch,
+            E::CERT_HAS_EXPIRED => CertificateRefusal::Expired,
+            E::CERT_NOT_YET_VALID => CertificateRefusal::NotYetValid,
+            _ => CertificateRefusal::Other,
+        })
     }
 
     /// The connection ID the client's packets carry now: the server's (a flint serve's names

@@ -32,7 +32,7 @@ mod tickets;
 mod token;
 pub mod udp;
 
-pub use client::{Client, ClientEvent, EarlyData};
+pub use client::{CertificateRefusal, Client, ClientEvent, EarlyData};
 pub use config::DEFAULT_RETRY_HANDSHAKES;
 pub use config::{ClientConfig, Limits, Retry, ServerConfig, Timeouts, Trust};
 pub use error::{alert_name, h3_code_name, quic_code_name, Closed, Error};

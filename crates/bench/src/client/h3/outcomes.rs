@@ -12,7 +12,7 @@ use super::super::page_flow;
 use super::super::stream_lanes;
 use super::super::{ThreadState, Wire};
 use super::{State, Stream, H3};
-use crate::stats::{ErrorKind, Http3Stats, Stats};
+use crate::stats::{ErrorKind, Http3Stats, Stats, TlsFailure};
 use http3::Closed;
 
 impl H3 {
@@ -24,10 +24,21 @@ impl H3 {
         let in_window = cx.counts(now, now);
         let h = &mut cx.stats.http3;
         let kind = match why {
-            Some(Closed::Handshake { alert, .. }) => {
+            Some(Closed::Handshake { alert, by_peer }) => {
+                // The reason too, as a TLS handshake over TCP counts it and `--debug` says it:
+                // what the run's reports and its last line say is wrong and what to do.
+                let tls = &cx.sh.config.tls;
+                let reason = tls_failure(self.client.as_mut(), alert, by_peer, tls.insecure);
                 if in_window {
                     let name = format!("{} ({alert})", http3::alert_name(alert));
                     Http3Stats::count(&mut h.handshake_alerts, &name);
+                    if let Some(reason) = reason {
+                        cx.stats.tls_failures.add(reason);
+                    }
+                }
+                if let (true, Some(reason)) = (cx.sh.config.debug, reason) {
+                    let why = reason.explain_for(tls);
+                    eprintln!("flint: TLS handshake failed: {}: {why}", reason.name());
                 }
                 ErrorKind::H3Handshake
             }
@@ -294,6 +305,36 @@ impl H3 {
 
 /// HTTP/3's code for a frame not permitted where it came (RFC 9114 8.1).
 const H3_FRAME_UNEXPECTED: u64 = 0x105;
+
+/// Why a QUIC handshake failed on TLS `alert`, by the reasons TLS over TCP counts: the
+/// verifier's refusal of the certificate when this side sent the alert (none with `insecure`,
+/// which refuses nothing), the server's alert when it sent one (40 handshake_failure and 70
+/// protocol_version: nothing in common, as `TlsFailure::of` reads them). None for an alert of
+/// this side's for another reason (no `h3` by ALPN): the `HTTP/3:` line names it.
+fn tls_failure(
+    client: Option<&mut http3::Client>,
+    alert: u8,
+    by_peer: bool,
+    insecure: bool,
+) -> Option<TlsFailure> {
+    use http3::CertificateRefusal as R;
+    if by_peer {
+        return Some(match alert {
+            40 | 70 => TlsFailure::ProtocolVersion,
+            _ => TlsFailure::AlertFromServer,
+        });
+    }
+    if insecure {
+        return None;
+    }
+    Some(match client?.certificate_refusal()? {
+        R::UnknownIssuer => TlsFailure::UnknownIssuer,
+        R::NameMismatch => TlsFailure::NameMismatch,
+        R::Expired => TlsFailure::Expired,
+        R::NotYetValid => TlsFailure::NotYetValid,
+        R::Other => TlsFailure::OtherCertificate,
+    })
+}
 
 /// What a GOAWAY leaves for a new connection, judged by the rule HTTP/2 shares
 /// (`in_flight/refusals.rs`).
