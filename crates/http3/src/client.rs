@@ -5,6 +5,7 @@
 use crate::config::ClientConfig;
 use crate::error::{Closed, Error};
 use crate::fields::{Field, Fields};
+use crate::response_head::{self, Block};
 use crate::{cid, Datagram, Stats};
 use quiche::h3;
 use std::net::{IpAddr, SocketAddr};
@@ -19,6 +20,8 @@ pub enum ClientEvent {
         stream: u64,
         /// Its `:status`.
         status: u16,
+        /// The body length its `content-length` announces, if it has one.
+        length: Option<u64>,
         /// Its fields, `:status` included.
         fields: Fields,
         /// The stream ended with the head.
@@ -39,6 +42,15 @@ pub enum ClientEvent {
     },
     /// The response on `stream` is complete.
     Finished {
+        /// The request's stream.
+        stream: u64,
+    },
+    /// A header block on `stream` was malformed (RFC 9114 4.1.2: a pseudo-header other than
+    /// one `:status` first, a status outside 100 to 599, an uppercase or connection-specific
+    /// field name, a `content-length` that is not one number; `response_head.rs`): the stream
+    /// has been reset both ways with H3_MESSAGE_ERROR, a stream error, and the connection goes
+    /// on.
+    Malformed {
         /// The request's stream.
         stream: u64,
     },
@@ -69,6 +81,23 @@ pub enum EarlyData {
     /// The server refused 0-RTT (its ticket key changed, early data off, a transport
     /// parameter lowered): QUIC sends the requests again once the handshake is done.
     Rejected,
+}
+
+/// Why this side refused the server's certificate, as BoringSSL's verifier said: what the TLS
+/// alert of a failed handshake (`Closed::Handshake`: 48 unknown_ca, 42 bad_certificate...)
+/// says in fewer words, for a report to say what is wrong and what to do, as over TLS on TCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CertificateRefusal {
+    /// The chain ends at no trusted root (a self-signed certificate too).
+    UnknownIssuer,
+    /// The certificate does not name the server's host name or address.
+    NameMismatch,
+    /// Its validity ended before now.
+    Expired,
+    /// Its validity starts after now.
+    NotYetValid,
+    /// Any other refusal (a bad signature, a purpose, a CA certificate as the server's own).
+    Other,
 }
 
 /// BoringSSL's `ssl_early_data_accepted`, as quiche's `early_data_reason` gives it.
@@ -288,14 +317,19 @@ impl Client {
             return Some(match event {
                 h3::Event::Headers { list, more_frames } => {
                     let fields = Fields(list);
-                    match fields.status() {
-                        Some(status) => ClientEvent::Response {
+                    match response_head::judge(fields.iter()) {
+                        Block::Head { status, length } => ClientEvent::Response {
                             stream,
                             status,
+                            length,
                             fields,
                             end: !more_frames,
                         },
-                        None => ClientEvent::Trailers { stream, fields },
+                        Block::Trailers => ClientEvent::Trailers { stream, fields },
+                        Block::Malformed => {
+                            let _ = self.reset(stream, crate::H3_MESSAGE_ERROR);
+                            ClientEvent::Malformed { stream }
+                        }
                     }
                 }
                 h3::Event::Data => ClientEvent::Data { stream },
@@ -371,6 +405,26 @@ impl Client {
     /// Why the connection ended (once `is_closed`).
     pub fn closed(&self) -> Option<Closed> {
         self.is_closed().then(|| Closed::of(&self.quic))
+    }
+
+    /// Why this side refused the server's certificate, if it did (the verifier's result, kept
+    /// once the handshake has failed on it); None for a certificate accepted or not yet seen.
+    pub fn certificate_refusal(&mut self) -> Option<CertificateRefusal> {
+        use boring::x509::X509VerifyError as E;
+        let error = AsMut::<boring::ssl::SslRef>::as_mut(&mut self.quic)
+            .verify_result()
+            .err()?;
+        Some(match error {
+            E::UNABLE_TO_GET_ISSUER_CERT
+            | E::UNABLE_TO_GET_ISSUER_CERT_LOCALLY
+            | E::UNABLE_TO_VERIFY_LEAF_SIGNATURE
+            | E::DEPTH_ZERO_SELF_SIGNED_CERT
+            | E::SELF_SIGNED_CERT_IN_CHAIN => CertificateRefusal::UnknownIssuer,
+            E::HOSTNAME_MISMATCH | E::IP_ADDRESS_MISMATCH => CertificateRefusal::NameMismatch,
+            E::CERT_HAS_EXPIRED => CertificateRefusal::Expired,
+            E::CERT_NOT_YET_VALID => CertificateRefusal::NotYetValid,
+            _ => CertificateRefusal::Other,
+        })
     }
 
     /// The connection ID the client's packets carry now: the server's (a flint serve's names

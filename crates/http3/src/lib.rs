@@ -26,12 +26,13 @@ mod client;
 mod config;
 mod error;
 mod fields;
+mod response_head;
 mod server;
 mod tickets;
 mod token;
 pub mod udp;
 
-pub use client::{Client, ClientEvent, EarlyData};
+pub use client::{CertificateRefusal, Client, ClientEvent, EarlyData};
 pub use config::{ClientConfig, Limits, Retry, ServerConfig, Timeouts, Trust};
 pub use config::{DEFAULT_HEADER_BUDGET, DEFAULT_RETRY_HANDSHAKES};
 pub use error::{alert_name, h3_code_name, quic_code_name, Closed, Error};

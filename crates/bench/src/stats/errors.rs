@@ -91,7 +91,9 @@ pub enum ErrorKind {
     /// HTTP/3: the connection ended after the server's GOAWAY with the stream not done
     /// (streams it never processed are retried instead, not counted here).
     H3Goaway,
-    /// HTTP/3: the server broke the protocol and this side closed the connection over it.
+    /// HTTP/3: the server broke the protocol: a malformed response (its stream alone fails,
+    /// reset with H3_MESSAGE_ERROR), or what this side closed the connection over (frames out of
+    /// order, a stream ended with no head).
     H3Protocol,
     /// A response head larger than the client reads: more than
     /// `wire::response::MAX_RESPONSE_HEADERS` fields or `wire::response::MAX_RESPONSE_HEAD`

@@ -69,7 +69,7 @@ impl GaveUp {
                 crate::Scheme::Http => "the server does not speak HTTP/2 in cleartext (h2c) on that port (write https:// if it is an HTTPS port, else try without --http 2)".to_owned(),
                 crate::Scheme::Https => "the server does not speak HTTP/2 over TLS: it did not choose h2 by ALPN (try without --http 2, or h2c with --http 2 over http:// to a cleartext port)".to_owned(),
             },
-            ErrorKind::H3Protocol => "the server agreed to h3 but does not speak HTTP/3 (a QUIC server of another protocol on that port, or one that breaks HTTP/3's framing)".to_owned(),
+            ErrorKind::H3Protocol => "the server agreed to h3 but does not speak HTTP/3 (a QUIC server of another protocol on that port, or one that breaks HTTP/3's framing or sends malformed responses)".to_owned(),
             ErrorKind::TlsHandshake => "is the server speaking TLS on that port (http:// rather than https://)?".to_owned(),
             ErrorKind::Status4xx if Self::files_missing(statuses) => "the server has no such files (check the paths, or put the files in place: flint fileset)".to_owned(),
             ErrorKind::Status4xx => {

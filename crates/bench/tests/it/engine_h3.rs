@@ -10,7 +10,7 @@ mod caddy;
 use crate::{h3_runs, udp};
 
 use bench::config::TlsOptions;
-use bench::stats::ErrorKind;
+use bench::stats::{ErrorKind, TlsFailure};
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -355,8 +355,12 @@ fn a_certificate_from_an_untrusted_issuer_fails_the_handshake_with_its_alert_nam
         s.http3.handshake_alerts.get("unknown_ca (48)"),
         Some(&pages)
     );
+    // Its reason, as over TCP: what the reports and the run's last line say.
+    assert_eq!(s.tls_failures.get(TlsFailure::UnknownIssuer), pages);
+    assert_eq!(s.tls_failures.total(), pages);
     assert_eq!(s.http3.connections, 0);
     let doc = json_checked(&r);
+    assert_eq!(doc["summary"]["tls"]["failures"]["unknown_issuer"], pages);
     assert_eq!(doc["errors_by_kind"]["h3_handshake"], pages);
     assert_eq!(
         doc["summary"]["http3"]["handshake_alerts"]["unknown_ca (48)"],
@@ -374,4 +378,34 @@ fn a_certificate_from_an_untrusted_issuer_fails_the_handshake_with_its_alert_nam
     );
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
     assert_eq!(r.stats.requests, pages);
+}
+
+#[test]
+fn a_certificate_for_another_name_fails_the_handshake_with_its_reason_as_over_tcp() {
+    // The leaf names localhost and 127.0.0.1: asked for another name, BoringSSL refuses it
+    // (alert 42, bad_certificate), and the reason counted is TCP's, name_mismatch.
+    let ca = TestCa::new("flint bench h3 test CA");
+    let server = h3_server(&ca);
+    let target = Target::https(server.addr, "other.example");
+    let pages = 3;
+    let r = run(
+        &config(target, trusting(&ca), Stop::Pages(pages), 1),
+        &page(&["/bytes/100"]),
+        Duration::from_secs(20),
+    );
+    let s = &r.stats;
+    assert_eq!(
+        s.errors.get(ErrorKind::H3Handshake),
+        pages,
+        "{:?}",
+        s.errors
+    );
+    assert_eq!(s.errors.total(), pages, "{:?}", s.errors);
+    assert_eq!(s.tls_failures.get(TlsFailure::NameMismatch), pages);
+    assert_eq!(s.tls_failures.total(), pages);
+    let text = bench::report::summary_body(&r);
+    assert!(
+        text.contains("TLS failed: 3 name_mismatch: the certificate is not for the URL's host"),
+        "{text}"
+    );
 }

@@ -55,7 +55,8 @@ mod h3_hold;
 // A server on quiche's HTTP/3 that sends GOAWAY with a stream ID of its choosing, and rejects
 // requests (H3_REQUEST_REJECTED) as told.
 mod h3_goaway_server;
-// The quiche test servers' config and loop thread.
+// The quiche test servers' config and loop thread, and a raw one writing HTTP/3 frames as a
+// test gives them (engine_h3_not_h3, engine_h3_body_length, engine_h3_malformed).
 mod quiche_server;
 
 mod engine_app_build_once;
@@ -82,11 +83,13 @@ mod engine_h2_short_body;
 mod engine_h2_stream_ids;
 mod engine_h3;
 mod engine_h3_app;
+mod engine_h3_body_length;
 mod engine_h3_early;
 mod engine_h3_goaway;
 mod engine_h3_goaway_refused;
 mod engine_h3_lanes;
 mod engine_h3_lanes_room;
+mod engine_h3_malformed;
 mod engine_h3_not_h3;
 mod engine_h3_redirects;
 mod engine_h3_rejected;

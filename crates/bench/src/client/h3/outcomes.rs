@@ -1,4 +1,5 @@
-//! What becomes of an HTTP/3 connection's streams when things go wrong: the connection's end
+//! What becomes of an HTTP/3 connection's streams when things go wrong: a malformed response
+//! failed alone, frames out of order closing the connection, the connection's end
 //! told by kind (`http3::Closed`: a TLS alert, the idle timeout, a CONNECTION_CLOSE by code),
 //! a GOAWAY's unprocessed streams and rejected ones kept to be sent again (what a connection
 //! leaves judged by the rule HTTP/2 shares, `client/in_flight/refusals.rs`), stalled streams
@@ -11,7 +12,7 @@ use super::super::page_flow;
 use super::super::stream_lanes;
 use super::super::{ThreadState, Wire};
 use super::{State, Stream, H3};
-use crate::stats::{ErrorKind, Http3Stats, Stats};
+use crate::stats::{ErrorKind, Http3Stats, Stats, TlsFailure};
 use http3::Closed;
 
 impl H3 {
@@ -23,10 +24,21 @@ impl H3 {
         let in_window = cx.counts(now, now);
         let h = &mut cx.stats.http3;
         let kind = match why {
-            Some(Closed::Handshake { alert, .. }) => {
+            Some(Closed::Handshake { alert, by_peer }) => {
+                // The reason too, as a TLS handshake over TCP counts it and `--debug` says it:
+                // what the run's reports and its last line say is wrong and what to do.
+                let tls = &cx.sh.config.tls;
+                let reason = tls_failure(self.client.as_mut(), alert, by_peer, tls.insecure);
                 if in_window {
                     let name = format!("{} ({alert})", http3::alert_name(alert));
                     Http3Stats::count(&mut h.handshake_alerts, &name);
+                    if let Some(reason) = reason {
+                        cx.stats.tls_failures.add(reason);
+                    }
+                }
+                if let (true, Some(reason)) = (cx.sh.config.debug, reason) {
+                    let why = reason.explain_for(tls);
+                    eprintln!("flint: TLS handshake failed: {}: {why}", reason.name());
                 }
                 ErrorKind::H3Handshake
             }
@@ -61,6 +73,55 @@ impl H3 {
             }
         }
         self.conn_failed(ch, cx, kind, now);
+    }
+
+    /// A malformed response on `stream` (RFC 9114 4.1.2): a stream error, H3_MESSAGE_ERROR
+    /// both ways; it fails alone (`h3_protocol`) and the connection goes on.
+    pub(super) fn malformed(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        stream: u64,
+        now: u64,
+    ) {
+        if let Some(client) = &mut self.client {
+            let _ = client.reset(stream, http3::H3_MESSAGE_ERROR);
+        }
+        if let Some(s) = self.take(stream) {
+            self.stream_failed(ch, cx, s, ErrorKind::H3Protocol, now);
+        }
+    }
+
+    /// A frame out of HTTP/3's order on a request stream (RFC 9114 4.1: a HEADERS or DATA
+    /// after the trailer section): a connection error, H3_FRAME_UNEXPECTED. This side closes
+    /// the connection (`h3_protocol`), failing what is in flight; false: it is gone.
+    pub(super) fn frame_unexpected(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        now: u64,
+    ) -> bool {
+        if let Some(client) = &mut self.client {
+            client.close(H3_FRAME_UNEXPECTED, b"a frame after the trailer section");
+        }
+        self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
+        false
+    }
+
+    /// Stream `s`, taken out of the table, failed alone as `kind`; the page goes on.
+    pub(super) fn stream_failed(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        s: Stream,
+        kind: ErrorKind,
+        now: u64,
+    ) {
+        self.processed = true;
+        let bytes = s.ex.bytes();
+        ch.record_failure(cx, &s.ex, kind, bytes, now);
+        self.file_done(cx, &s.ex, false, now);
+        self.spare.extend(s.app);
     }
 
     /// Streams the server's GOAWAY will not process (from its id on) are kept to be sent again
@@ -240,6 +301,39 @@ impl H3 {
             false => page_flow::end_page(self, ch, cx, false, now, backoff),
         }
     }
+}
+
+/// HTTP/3's code for a frame not permitted where it came (RFC 9114 8.1).
+const H3_FRAME_UNEXPECTED: u64 = 0x105;
+
+/// Why a QUIC handshake failed on TLS `alert`, by the reasons TLS over TCP counts: the
+/// verifier's refusal of the certificate when this side sent the alert (none with `insecure`,
+/// which refuses nothing), the server's alert when it sent one (40 handshake_failure and 70
+/// protocol_version: nothing in common, as `TlsFailure::of` reads them). None for an alert of
+/// this side's for another reason (no `h3` by ALPN): the `HTTP/3:` line names it.
+fn tls_failure(
+    client: Option<&mut http3::Client>,
+    alert: u8,
+    by_peer: bool,
+    insecure: bool,
+) -> Option<TlsFailure> {
+    use http3::CertificateRefusal as R;
+    if by_peer {
+        return Some(match alert {
+            40 | 70 => TlsFailure::ProtocolVersion,
+            _ => TlsFailure::AlertFromServer,
+        });
+    }
+    if insecure {
+        return None;
+    }
+    Some(match client?.certificate_refusal()? {
+        R::UnknownIssuer => TlsFailure::UnknownIssuer,
+        R::NameMismatch => TlsFailure::NameMismatch,
+        R::Expired => TlsFailure::Expired,
+        R::NotYetValid => TlsFailure::NotYetValid,
+        R::Other => TlsFailure::OtherCertificate,
+    })
 }
 
 /// What a GOAWAY leaves for a new connection, judged by the rule HTTP/2 shares

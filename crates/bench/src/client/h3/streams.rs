@@ -50,6 +50,13 @@ pub(super) struct Stream {
     /// The server rejected it (H3_REQUEST_REJECTED) after the run's end, read in the linger:
     /// never processed, so not sent rather than unfinished (`at_end`).
     pub rejected_late: bool,
+    /// Its request is a HEAD: the response's `content-length` announces no body.
+    head: bool,
+    /// The body its final response has (RFC 9114 4.1.2: the `content-length`; none for a
+    /// HEAD, a 204 or a 304), checked against the DATA that comes; `NONE`: not announced.
+    length: u64,
+    /// Its trailer section has come: nothing more may (RFC 9114 4.1).
+    trailers: bool,
 }
 
 impl InFlightSlot for Stream {
@@ -63,6 +70,9 @@ impl InFlightSlot for Stream {
         app: None,
         own_body: false,
         rejected_late: false,
+        head: false,
+        length: NONE,
+        trailers: false,
     };
 
     fn exchange(&self) -> &Exchange {
@@ -311,7 +321,7 @@ impl H3 {
         };
         // Checked above; building the request does not touch the connection.
         let client = self.client.as_mut().expect("submit: connection present");
-        let (res, body, own_body) = match &app {
+        let (res, body, own_body, head) = match &app {
             Some(kept) => {
                 let req = &self.request;
                 // The built body went with the stream (`build_app`). One that expanded to
@@ -319,7 +329,7 @@ impl H3 {
                 let body = &kept.request_body;
                 let has_body = req.has_body && !body.is_empty();
                 let res = send_fields(client, req.fields(), req.field_count(), !has_body);
-                (res, None, has_body)
+                (res, None, has_body, is_head(req.fields()))
             }
             None => {
                 // A redirect followed (`--redirect N`) sends its learned request, URL 0 of its
@@ -337,7 +347,7 @@ impl H3 {
                 if let (true, Ok(id)) = (cx.sh.config.debug, &res) {
                     super::debug::block(cx, *id, "request", h.fields(url), None);
                 }
-                (res, body, false)
+                (res, body, false, is_head(h.fields(url)))
             }
         };
         let id = match res {
@@ -385,6 +395,9 @@ impl H3 {
             app,
             own_body,
             rejected_late: false,
+            head,
+            length: NONE,
+            trailers: false,
         };
         self.bodies_pending |= stream.body_left() > 0;
         // Not written yet: it waits from its file's start, and later only from its write.
@@ -427,11 +440,18 @@ impl H3 {
                 ClientEvent::Response {
                     stream,
                     status,
+                    length,
                     fields,
                     ..
                 } => {
                     if cx.sh.config.debug {
                         super::debug::block(cx, stream, "response", fields.iter(), None);
+                    }
+                    // A head after the final one is a trailer section with a pseudo-header:
+                    // a malformed response (RFC 9114 4.3), its stream's error.
+                    if self.flight.by_key(stream).is_some_and(|s| s.ex.status != 0) {
+                        self.malformed(ch, cx, stream, now);
+                        continue;
                     }
                     // An interim response (1xx) is not the response: its final one follows.
                     if status < 200 {
@@ -441,6 +461,11 @@ impl H3 {
                     let size: usize = fields.iter().map(|(n, v)| n.len() + v.len()).sum();
                     if let Some(s) = self.flight.by_key(stream) {
                         s.ex.status = status;
+                        // The body it announces, as HTTP/1.1 frames it (RFC 9110 6.4.1, 8.6).
+                        s.length = match s.head || status == 204 || status == 304 {
+                            true => 0,
+                            false => length.unwrap_or(NONE),
+                        };
                         s.ex.header_bytes += size as u64;
                         if s.ex.first_byte_us == NONE {
                             s.ex.first_byte_us = now;
@@ -468,10 +493,33 @@ impl H3 {
                         }
                     }
                 }
-                ClientEvent::Data { stream } => self.read_body(cx, stream, buf, now),
+                ClientEvent::Data { stream } => {
+                    // DATA after the trailer section breaks the frames' order (RFC 9114 4.1).
+                    if self.flight.by_key(stream).is_some_and(|s| s.trailers) {
+                        return self.frame_unexpected(ch, cx, now);
+                    }
+                    if self.read_body(cx, stream, buf, now) {
+                        // More than its `content-length`: malformed (RFC 9114 4.1.2).
+                        self.malformed(ch, cx, stream, now);
+                    }
+                }
                 ClientEvent::Trailers { stream, fields } => {
                     if cx.sh.config.debug {
                         super::debug::block(cx, stream, "trailers", fields.iter(), None);
+                    }
+                    match self.flight.by_key(stream) {
+                        // Where the head should be, a block without `:status`: malformed.
+                        Some(s) if s.ex.status == 0 => self.malformed(ch, cx, stream, now),
+                        // A second trailer section breaks the frames' order (RFC 9114 4.1).
+                        Some(s) if s.trailers => return self.frame_unexpected(ch, cx, now),
+                        Some(s) => s.trailers = true,
+                        None => {}
+                    }
+                }
+                ClientEvent::Malformed { stream } => {
+                    // (Reset by the client already.)
+                    if let Some(s) = self.take(stream) {
+                        self.stream_failed(ch, cx, s, ErrorKind::H3Protocol, now);
                     }
                 }
                 ClientEvent::Finished { stream } => {
@@ -508,11 +556,7 @@ impl H3 {
                         self.send_again(cx, s, now);
                         continue;
                     }
-                    self.processed = true;
-                    let bytes = s.ex.bytes();
-                    ch.record_failure(cx, &s.ex, ErrorKind::H3StreamReset, bytes, now);
-                    self.file_done(cx, &s.ex, false, now);
-                    self.spare.extend(s.app);
+                    self.stream_failed(ch, cx, s, ErrorKind::H3StreamReset, now);
                 }
                 ClientEvent::GoAway { id } => {
                     if cx.counts(now, now) {
@@ -527,10 +571,17 @@ impl H3 {
     }
 
     /// Body bytes of `stream`, read until none is waiting (those of a stream no longer in
-    /// flight are read and dropped, so that flow control goes on).
-    fn read_body(&mut self, cx: &mut ThreadState<'_>, stream: u64, buf: &mut [u8], now: u64) {
+    /// flight are read and dropped, so that flow control goes on); true if they went past the
+    /// body its response announced.
+    fn read_body(
+        &mut self,
+        cx: &mut ThreadState<'_>,
+        stream: u64,
+        buf: &mut [u8],
+        now: u64,
+    ) -> bool {
         let Some(client) = &mut self.client else {
-            return;
+            return false;
         };
         let slot = self.flight.find(stream);
         while let Ok(n @ 1..) = client.recv_body(stream, buf) {
@@ -546,6 +597,10 @@ impl H3 {
                 cx.count_read(n, now);
             }
         }
+        slot.is_some_and(|i| {
+            let s = self.flight.get_mut(i);
+            s.length != NONE && s.ex.body_bytes > s.length
+        })
     }
 
     /// A response complete: recorded as over HTTP/2 (its status judged by the run's rule).
@@ -558,6 +613,11 @@ impl H3 {
             ch.record_failure(cx, &s.ex, ErrorKind::H3Protocol, bytes, now);
             self.file_done(cx, &s.ex, false, now);
             return;
+        }
+        if s.length != NONE && s.ex.body_bytes < s.length {
+            // Its DATA ended short of its `content-length`: malformed (RFC 9114 4.1.2), a
+            // short body as over HTTP/1.1 and HTTP/2. (Its stream has ended: nothing to reset.)
+            return self.stream_failed(ch, cx, s, ErrorKind::ShortBody, now);
         }
         if s.app.is_some() {
             self.judge_app(cx, &mut s, now);
@@ -612,6 +672,13 @@ impl H3 {
 
 /// HTTP/3's code for a connection error no more specific code fits (RFC 9114 8.1).
 const H3_GENERAL_PROTOCOL_ERROR: u64 = 0x101;
+
+/// Whether a request's fields say HEAD (`:method` comes first: one field looked at).
+fn is_head<'a>(mut fields: impl Iterator<Item = http3::Field<'a>>) -> bool {
+    fields
+        .find(|(name, _)| *name == b":method")
+        .is_some_and(|(_, value)| value == b"HEAD")
+}
 
 /// Opens a stream with the `count` fields of `fields`, laid out on the stack (a request with
 /// more is sent from the heap); `end`: the request has no body.
