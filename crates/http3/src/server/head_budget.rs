@@ -121,9 +121,11 @@ impl Budget {
 }
 
 /// Charges the new bytes of each stream of `conn` still in its header block that a datagram
-/// brought, refusing a stream whose bytes would pass the connection's share or the server's
-/// budget. Returns how many streams were refused.
-pub(super) fn note_bytes(conn: &mut Conn, budget: &Budget) -> u64 {
+/// brought, refusing (with `refuse`: STOP_SENDING and RESET_STREAM, `resets.rs`, handed in so
+/// that this file, which the deadlines' read, imports none of the files that read them) a
+/// stream whose bytes would pass the connection's share or the server's budget. Returns how
+/// many streams were refused.
+pub(super) fn note_bytes(conn: &mut Conn, budget: &Budget, refuse: impl Fn(&mut Conn, u64)) -> u64 {
     if conn.heads.is_empty() {
         return 0;
     }
@@ -146,7 +148,7 @@ pub(super) fn note_bytes(conn: &mut Conn, budget: &Budget) -> u64 {
         if conn.charge.held + more > budget.connection
             || conn.charge.server.load(Relaxed) + more > budget.server
         {
-            let _ = super::resets::shut_stream(conn, stream, crate::H3_REQUEST_REJECTED);
+            refuse(conn, stream);
             refused += 1;
             continue;
         }

@@ -4,7 +4,7 @@
 
 use super::accept::address_key;
 use super::goaway::{goaway_done, write_goaway};
-use super::resets::reset_acknowledged;
+use super::resets::{reset_acknowledged, shut_stream};
 use super::stateless::version_to_negotiate;
 use super::{clocks, ConnId, RequestId, Server, ServerEvent, DATA_FRAME_HEADER};
 use crate::cid;
@@ -131,7 +131,9 @@ impl Server {
         }
         clocks::note_streams(conn, now);
         // What the header blocks under way hold, within the budget (`head_budget.rs`).
-        let refused = super::head_budget::note_bytes(conn, &self.config.head_budget);
+        let refused = super::head_budget::note_bytes(conn, &self.config.head_budget, |c, id| {
+            let _ = shut_stream(c, id, crate::H3_REQUEST_REJECTED);
+        });
         self.counts.header_budget_refused += refused;
         let held = self.head_held.load(std::sync::atomic::Ordering::Relaxed);
         self.counts.header_bytes_peak = self.counts.header_bytes_peak.max(held);
