@@ -337,14 +337,7 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
 /// `flint sizes 5120 B`, `nginx dynamic php-cgi db`, `flint tls ecdsa-p256 full`: which measurement a row
 /// is, in a few words.
 fn row_name(row: &lab_experiments::ResultRow) -> String {
-    let mut words = vec![row.server.clone(), row.experiment.clone()];
-    words.extend(row.certificate.clone());
-    words.extend(row.handshake.clone());
-    words.extend(row.page_mode.clone());
-    words.extend(row.deployment.clone());
-    words.extend(row.test_type.clone());
-    words.extend(row.size_bytes.map(|b| format!("{b} B")));
-    words.join(" ")
+    format!("{} {}", row.server, row.what())
 }
 
 /// Drops the repeats of a list named on the command line (`json,db,json`), keeping the first
