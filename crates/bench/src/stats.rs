@@ -368,6 +368,20 @@ impl Stats {
     }
 }
 
+/// Request accounting: what was tried, whatever came of it.
+impl Stats {
+    /// Requests attempted in the window: the responses counted and the errors that brought
+    /// none. A response with an error status is both a counted request and an error, so it is
+    /// counted once; every other error is an attempt that brought no response.
+    pub fn attempts(&self) -> u64 {
+        let errors = self.errors.total();
+        let answered_badly: u64 = (ErrorKind::STATUSES.iter())
+            .map(|&k| self.errors.get(k))
+            .sum();
+        self.requests + errors.saturating_sub(answered_badly)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

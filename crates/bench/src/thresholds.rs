@@ -213,13 +213,8 @@ impl Metric {
                 Some(us / 1000.0)
             }
             Metric::ErrorRate => {
-                // A response with an error status is both a complete request and an error;
-                // every other error is an attempt that brought no response.
-                let errors = s.errors.total();
-                let answered_badly: u64 =
-                    ErrorKind::STATUSES.iter().map(|&k| s.errors.get(k)).sum();
-                let attempts = s.requests + errors.saturating_sub(answered_badly);
-                (attempts > 0).then(|| ratio(errors as f64, attempts as f64))
+                let attempts = s.attempts();
+                (attempts > 0).then(|| ratio(s.errors.total() as f64, attempts as f64))
             }
             Metric::Errors => Some(s.errors.total() as f64),
             Metric::ErrorsOf(kind) => Some(s.errors.get(kind) as f64),

@@ -109,8 +109,6 @@ struct Crawl<'a> {
     disallowed: Tally,
     /// Pages that named more than --max-files references.
     pages_cut: u64,
-    /// `@import`s not fetched, nested past [`MAX_IMPORT_DEPTH`].
-    imports_cut: u64,
     /// `--browser`'s Chromium, started for the first page.
     browser: Option<Browser>,
     /// Why Chromium cannot go on (the crawl ends with it).
@@ -170,7 +168,6 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         other_origin: Tally::new(opts.max_pages),
         disallowed: Tally::new(opts.max_pages),
         pages_cut: 0,
-        imports_cut: 0,
         browser: None,
         browser_failed: None,
         browser_requests: 0,
@@ -216,7 +213,6 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         ));
     }
     c.closing_notes();
-    c.site.imports_cut = c.imports_cut;
     c.site.requests = c.fetcher.requests + c.browser_requests;
     Ok(c.site)
 }
@@ -273,12 +269,12 @@ impl Crawl<'_> {
                 "{n} pages beyond --max-pages {max} not crawled{more}"
             ));
         }
-        if self.imports_cut > 0 {
+        if self.site.imports_cut > 0 {
             self.note(format!(
                 "@imports nested more than {MAX_IMPORT_DEPTH} stylesheets deep were not fetched, \
                  nor what they reference ({} of them, each a comment where it was cut; a browser \
                  follows them, so those pages are lighter here than in a browser)",
-                self.imports_cut
+                self.site.imports_cut
             ));
         }
         if self.pages_cut > 0 {

@@ -304,10 +304,7 @@ pub const FAILED_SHARE: f64 = 0.01;
 /// reset, a timeout).
 fn failed_in_window(s: &bench::Stats) -> Option<String> {
     let errors = s.errors.total();
-    let responses: u64 = (bench::stats::ErrorKind::STATUSES.iter())
-        .map(|&k| s.errors.get(k))
-        .sum();
-    let attempts = s.requests + errors.saturating_sub(responses);
+    let attempts = s.attempts();
     if errors == 0 || (errors as f64) <= FAILED_SHARE * attempts as f64 {
         return None;
     }

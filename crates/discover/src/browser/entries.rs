@@ -124,9 +124,7 @@ pub fn entries(
             ));
             continue;
         }
-        let from = r
-            .redirected_from
-            .as_deref()
+        let from = (r.redirects.first())
             .and_then(|f| Url::parse(f).ok())
             .filter(|f| f.origin() == origin)
             .map(|f| target(&f))
@@ -213,7 +211,6 @@ mod tests {
     fn req(url: &str, frame: &str, ty: &str) -> Request {
         Request {
             url: url.into(),
-            redirected_from: None,
             redirects: Vec::new(),
             frame: frame.into(),
             resource_type: ty.into(),
@@ -231,7 +228,7 @@ mod tests {
         let mut failed = req("http://h/gone.png", "M", "Image");
         failed.status = Some(404);
         let mut moved = req("http://h/new.js", "M", "Script");
-        moved.redirected_from = Some("http://h/old.js".into());
+        moved.redirects = vec!["http://h/old.js".into()];
         moved.initiator = "script";
         let load = Load {
             requests: vec![

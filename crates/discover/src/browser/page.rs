@@ -39,9 +39,8 @@ const SCROLL_TO_END: &str = "new Promise(done => { let steps = 0; const step = (
 pub struct Request {
     /// Where it ended (after redirects).
     pub url: String,
-    /// The URL first requested, when a redirect led elsewhere.
-    pub redirected_from: Option<String>,
-    /// Every URL a redirect led on from, in order: each a request the server at it received.
+    /// Every URL a redirect led on from, in order, the first the URL first requested: each a
+    /// request the server at it received.
     pub redirects: Vec<String>,
     /// The frame that asked for it.
     pub frame: String,

@@ -122,7 +122,7 @@ impl Crawl<'_> {
         {
             return;
         }
-        self.imports_cut += 1;
+        self.site.imports_cut += 1;
         let depth = import_depth - 1;
         work.entries.push(Entry::Skipped {
             url: if url.origin() == self.origin {

@@ -298,35 +298,33 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
         eprintln!("flint lab: no server could be measured (see the notes above)");
         return Ok(ExitCode::from(1));
     }
+    // The rows that `pick` takes, named in one note after `what` when there are any.
+    let note = |pick: fn(&lab_experiments::ResultRow) -> bool, what: &str| {
+        let rows: Vec<String> = (report.results.iter())
+            .filter(|r| pick(r))
+            .map(row_name)
+            .collect();
+        if !rows.is_empty() {
+            output::error_line(&format!(
+                "flint lab: note: {} measurement{} {what}: {}",
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" },
+                rows.join("; ")
+            ));
+        }
+    };
     // A measurement without one response: its row says so (no figures), and so does this note,
     // for the eye that reads only the end.
-    let empty: Vec<String> = (report.results.iter())
-        .filter(|r| r.measured_nothing() && r.requests == 0)
-        .map(row_name)
-        .collect();
-    if !empty.is_empty() {
-        output::error_line(&format!(
-            "flint lab: note: {} measurement{} measured nothing (not one response): {}",
-            empty.len(),
-            if empty.len() == 1 { "" } else { "s" },
-            empty.join("; ")
-        ));
-    }
+    note(
+        |r| r.measured_nothing() && r.requests == 0,
+        "measured nothing (not one response)",
+    );
     // A measurement whose requests failed in the window (a database gone): answers, but not
     // figures, so said apart from the rows that got none.
-    let failed: Vec<String> = (report.results.iter())
-        .filter(|r| r.measured_nothing() && r.requests > 0)
-        .map(row_name)
-        .collect();
-    if !failed.is_empty() {
-        output::error_line(&format!(
-            "flint lab: note: {} measurement{} failed in the window (its requests failed; no \
-             figures): {}",
-            failed.len(),
-            if failed.len() == 1 { "" } else { "s" },
-            failed.join("; ")
-        ));
-    }
+    note(
+        |r| r.measured_nothing() && r.requests > 0,
+        "failed in the window (its requests failed; no figures)",
+    );
     if !report.results.iter().any(|r| r.measured()) {
         output::error_line("flint lab: nothing was measured (see the notes above)");
         return Ok(ExitCode::from(1));
@@ -337,14 +335,7 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
 /// `flint sizes 5120 B`, `nginx dynamic php-cgi db`, `flint tls ecdsa-p256 full`: which measurement a row
 /// is, in a few words.
 fn row_name(row: &lab_experiments::ResultRow) -> String {
-    let mut words = vec![row.server.clone(), row.experiment.clone()];
-    words.extend(row.certificate.clone());
-    words.extend(row.handshake.clone());
-    words.extend(row.page_mode.clone());
-    words.extend(row.deployment.clone());
-    words.extend(row.test_type.clone());
-    words.extend(row.size_bytes.map(|b| format!("{b} B")));
-    words.join(" ")
+    format!("{} {}", row.server, row.what())
 }
 
 /// Drops the repeats of a list named on the command line (`json,db,json`), keeping the first

@@ -220,11 +220,9 @@ impl H2 {
         // that never came up nothing reached the server (no stream opens before its SETTINGS),
         // so all of it is unsent.
         let ended = now >= end;
-        let last = io.goaway.unwrap_or(http2::StreamId::MAX);
         for (_, s) in io.flight.iter() {
             if ended {
-                let processed = !s.refused && s.id <= last;
-                match was_up && processed && !io.unsent_at_end(s) {
+                match was_up && io.processed(s) && !io.unsent_at_end(s) {
                     true => ch.record_unfinished(cx, &s.ex, s.bytes_read(), end),
                     false => ch.record_unsent(cx, &s.ex, end),
                 }

@@ -263,11 +263,16 @@ impl Io {
         (self.flight).position(|s| !s.closed && waiting_since(&s.ex) <= at)
     }
 
+    /// Whether the server may have processed a stream: neither refused nor above its GOAWAY's
+    /// last stream.
+    pub(super) fn processed(&self, s: &Stream) -> bool {
+        !s.refused && s.id <= self.goaway.unwrap_or(StreamId::MAX)
+    }
+
     /// The slot of a stream in flight that the server never processed (above its GOAWAY's last
     /// stream, or refused), if any.
     pub(super) fn unprocessed(&self) -> Option<usize> {
-        let last = self.goaway.unwrap_or(StreamId::MAX);
-        self.flight.position(|s| s.refused || s.id > last)
+        self.flight.position(|s| !self.processed(s))
     }
 
     /// Body bytes the server still owes: of each open stream whose body has begun (not a HEAD's

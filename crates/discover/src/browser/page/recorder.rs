@@ -297,7 +297,6 @@ impl Recorder {
             if p.get("redirectResponse").is_some() {
                 let req = &mut self.load.requests[r.index];
                 let from = std::mem::replace(&mut req.url, url.to_owned());
-                req.redirected_from.get_or_insert_with(|| from.clone());
                 // Each hop was a request of its own (Chromium follows 20 at most).
                 req.redirects.push(from);
             }
@@ -338,7 +337,6 @@ impl Recorder {
         self.in_flight += usize::from(counted);
         self.load.requests.push(Request {
             url: url.to_owned(),
-            redirected_from: None,
             redirects: Vec::new(),
             frame,
             resource_type,
