@@ -603,12 +603,8 @@ impl H3 {
     fn answered(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, mut s: Stream, now: u64) {
         self.processed = true;
         if s.ex.status == 0 {
-            self.spare.extend(s.app.take());
             // The stream ended with no response head: the server broke the protocol.
-            let bytes = s.ex.bytes();
-            ch.record_failure(cx, &s.ex, ErrorKind::H3Protocol, bytes, now);
-            self.file_done(cx, &s.ex, false, now);
-            return;
+            return self.stream_failed(ch, cx, s, ErrorKind::H3Protocol, now);
         }
         if s.length != NONE && s.ex.body_bytes < s.length {
             // Its DATA ended short of its `content-length`: malformed (RFC 9114 4.1.2), a
