@@ -32,13 +32,9 @@ impl H3 {
                 if in_window {
                     let name = format!("{} ({alert})", http3::alert_name(alert));
                     Http3Stats::count(&mut h.handshake_alerts, &name);
-                    if let Some(reason) = reason {
-                        cx.stats.tls_failures.add(reason);
-                    }
                 }
-                if let (true, Some(reason)) = (cx.sh.config.debug, reason) {
-                    let why = reason.explain_for(tls);
-                    eprintln!("flint: TLS handshake failed: {}: {why}", reason.name());
+                if let Some(reason) = reason {
+                    cx.tls_failed(reason, None, now, now);
                 }
                 ErrorKind::H3Handshake
             }
