@@ -305,7 +305,7 @@ const H3_FRAME_UNEXPECTED: u64 = 0x105;
 /// Why a QUIC handshake failed on TLS `alert`, by the reasons TLS over TCP counts: the
 /// verifier's refusal of the certificate when this side sent the alert (none with `insecure`,
 /// which refuses nothing), the server's alert when it sent one (40 handshake_failure and 70
-/// protocol_version: nothing in common, as `TlsFailure::of` reads them). None for an alert of
+/// protocol_version: nothing in common, `TlsFailure::of_alert`). None for an alert of
 /// this side's for another reason (no `h3` by ALPN): the `HTTP/3:` line names it.
 fn tls_failure(
     client: Option<&mut http3::Client>,
@@ -315,10 +315,7 @@ fn tls_failure(
 ) -> Option<TlsFailure> {
     use http3::CertificateRefusal as R;
     if by_peer {
-        return Some(match alert {
-            40 | 70 => TlsFailure::ProtocolVersion,
-            _ => TlsFailure::AlertFromServer,
-        });
+        return Some(TlsFailure::of_alert(alert));
     }
     if insecure {
         return None;
