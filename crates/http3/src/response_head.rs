@@ -44,11 +44,7 @@ pub(crate) fn judge<'a>(fields: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) 
         }
         regular = true;
         match FieldName::of_lower(name) {
-            FieldName::Connection
-            | FieldName::KeepAlive
-            | FieldName::ProxyConnection
-            | FieldName::TransferEncoding
-            | FieldName::Upgrade => return Block::Malformed,
+            f if f.is_connection_specific() => return Block::Malformed,
             FieldName::ContentLength => match (parse_digits(value), length) {
                 (Some(n), None) => length = Some(n),
                 (Some(n), Some(l)) if n == l => {}
