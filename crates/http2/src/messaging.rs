@@ -322,11 +322,7 @@ impl Messaging {
         let kind = match FieldName::of_lower(name) {
             FieldName::Host => Regular::Host,
             FieldName::ContentLength => Regular::ContentLength,
-            FieldName::Connection
-            | FieldName::KeepAlive
-            | FieldName::ProxyConnection
-            | FieldName::TransferEncoding
-            | FieldName::Upgrade => Regular::ConnectionSpecific,
+            f if f.is_connection_specific() => Regular::ConnectionSpecific,
             FieldName::Te => Regular::Te,
             FieldName::Priority => Regular::Priority,
             // Names requests commonly carry: tokens, not scanned.

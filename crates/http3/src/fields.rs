@@ -47,16 +47,6 @@ impl Fields {
     pub fn authority(&self) -> Option<&[u8]> {
         self.get(b":authority")
     }
-
-    /// `:status` as a number, when it is three digits.
-    pub fn status(&self) -> Option<u16> {
-        match self.get(b":status")? {
-            &[a, b, c] if [a, b, c].iter().all(u8::is_ascii_digit) => {
-                Some(u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0'))
-            }
-            _ => None,
-        }
-    }
 }
 
 /// `:status` and `fields` as one list on the stack (QPACK takes one slice), with no allocation.
@@ -88,12 +78,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn status_is_read_only_as_three_digits() {
-        let f = |v: &[u8]| Fields(vec![quiche::h3::Header::new(b":status", v)]).status();
-        assert_eq!(f(b"200"), Some(200));
-        assert_eq!(f(b"404"), Some(404));
-        assert_eq!(f(b"20"), None);
-        assert_eq!(f(b"2x0"), None);
+    fn a_status_is_written_as_three_digits() {
         assert_eq!(status_digits(503), *b"503");
     }
 

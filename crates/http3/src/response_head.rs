@@ -10,7 +10,7 @@
 //! that is not digits, or two that differ (RFC 9110 8.6). Whether the block comes where a head
 //! or trailers may (RFC 9114 4.1) is the caller's to judge, which knows the stream.
 
-use wire::FieldName;
+use wire::{parse_digits, FieldName};
 
 /// What a received header block is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,12 +44,8 @@ pub(crate) fn judge<'a>(fields: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) 
         }
         regular = true;
         match FieldName::of_lower(name) {
-            FieldName::Connection
-            | FieldName::KeepAlive
-            | FieldName::ProxyConnection
-            | FieldName::TransferEncoding
-            | FieldName::Upgrade => return Block::Malformed,
-            FieldName::ContentLength => match (digits(value), length) {
+            f if f.is_connection_specific() => return Block::Malformed,
+            FieldName::ContentLength => match (parse_digits(value), length) {
                 (Some(n), None) => length = Some(n),
                 (Some(n), Some(l)) if n == l => {}
                 _ => return Block::Malformed,
@@ -62,18 +58,6 @@ pub(crate) fn judge<'a>(fields: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) 
         Some(status) => Block::Head { status, length },
         None => Block::Trailers,
     }
-}
-
-/// A `content-length` value: digits only, within 64 bits.
-fn digits(value: &[u8]) -> Option<u64> {
-    if value.is_empty() {
-        return None;
-    }
-    value.iter().try_fold(0u64, |n, &b| {
-        b.is_ascii_digit()
-            .then_some(())
-            .and_then(|()| n.checked_mul(10)?.checked_add(u64::from(b - b'0')))
-    })
 }
 
 #[cfg(test)]

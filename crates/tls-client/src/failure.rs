@@ -167,7 +167,7 @@ impl TlsFailure {
 
     /// The reason of a failed handshake, from the error the transport returned.
     pub fn of(e: &io::Error) -> TlsFailure {
-        use rustls::{AlertDescription as A, CertificateError as C, Error as E};
+        use rustls::{CertificateError as C, Error as E};
         let tls = e.get_ref().and_then(|inner| inner.downcast_ref::<E>());
         match tls {
             Some(E::InvalidCertificate(c)) => match c {
@@ -180,10 +180,7 @@ impl TlsFailure {
             },
             Some(E::NoCertificatesPresented) => TlsFailure::NoCertificate,
             Some(E::PeerIncompatible(_)) => TlsFailure::ProtocolVersion,
-            Some(E::AlertReceived(A::ProtocolVersion | A::HandshakeFailure)) => {
-                TlsFailure::ProtocolVersion
-            }
-            Some(E::AlertReceived(_)) => TlsFailure::AlertFromServer,
+            Some(E::AlertReceived(a)) => TlsFailure::of_alert(u8::from(*a)),
             Some(E::InvalidMessage(_) | E::InappropriateMessage { .. }) => TlsFailure::NotTls,
             Some(_) => TlsFailure::Other,
             None => match e.kind() {
@@ -193,6 +190,15 @@ impl TlsFailure {
                 | io::ErrorKind::UnexpectedEof => TlsFailure::Reset,
                 _ => TlsFailure::Other,
             },
+        }
+    }
+
+    /// What the server's TLS alert `alert` says: 40 handshake_failure and 70 protocol_version
+    /// are nothing in common with the client; any other is the server's own refusal.
+    pub fn of_alert(alert: u8) -> TlsFailure {
+        match alert {
+            40 | 70 => TlsFailure::ProtocolVersion,
+            _ => TlsFailure::AlertFromServer,
         }
     }
 }

@@ -104,6 +104,18 @@ impl FieldName {
     pub fn of_lower(name: &[u8]) -> FieldName {
         find(name, |name, lower| name == lower)
     }
+
+    /// A connection-specific field, which HTTP/2 and HTTP/3 messages may not carry (RFC 9113
+    /// 8.2.2, RFC 9114 4.2): `connection`, `keep-alive`, `proxy-connection`,
+    /// `transfer-encoding` and `upgrade`.
+    #[inline]
+    pub fn is_connection_specific(self) -> bool {
+        use FieldName::*;
+        matches!(
+            self,
+            Connection | KeepAlive | ProxyConnection | TransferEncoding | Upgrade
+        )
+    }
 }
 
 /// The name among those of `name`'s length that `same` says it is.
@@ -200,6 +212,25 @@ mod tests {
         }
         assert_eq!(FieldName::of(b""), FieldName::Other);
         assert_eq!(FieldName::of(b"accept"), FieldName::Other);
+    }
+
+    /// The five connection-specific names are, and no other.
+    #[test]
+    fn five_names_are_connection_specific() {
+        let mut specific: Vec<_> = (ALL.iter().copied())
+            .filter(|n| n.is_connection_specific())
+            .map(FieldName::lower)
+            .collect();
+        let expected: [&[u8]; 5] = [
+            b"connection",
+            b"keep-alive",
+            b"proxy-connection",
+            b"transfer-encoding",
+            b"upgrade",
+        ];
+        specific.sort();
+        assert_eq!(specific, expected);
+        assert!(!FieldName::Other.is_connection_specific());
     }
 
     /// Every name known, each byte replaced by every byte value in turn: the comparison word

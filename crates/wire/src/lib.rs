@@ -25,4 +25,4 @@ pub use request::{
 pub use response::{
     parse_response_head, BodyDecoder, BodyProgress, Framing, ResponseError, ResponseHead,
 };
-pub use text::{is_field_value, trim_ows};
+pub use text::{is_field_value, parse_digits, trim_ows};

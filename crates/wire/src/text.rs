@@ -48,7 +48,7 @@ pub(crate) fn parse_content_length(value: &[u8]) -> Option<u64> {
 }
 
 /// 1*DIGIT as u64; `None` when empty, on any other byte, or on overflow.
-pub(crate) fn parse_digits(s: &[u8]) -> Option<u64> {
+pub fn parse_digits(s: &[u8]) -> Option<u64> {
     if s.is_empty() {
         return None;
     }

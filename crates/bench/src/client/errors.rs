@@ -3,7 +3,7 @@
 
 use crate::config::ExpectStatus;
 use crate::stats::{ErrorKind, TlsFailure};
-use std::io;
+use std::{fmt, io};
 use wire::response::ResponseError;
 
 pub(super) fn connect_error(e: &io::Error) -> ErrorKind {
@@ -40,16 +40,28 @@ impl super::ThreadState<'_> {
     /// reports say it, knowing the `--cacert` file given.
     #[cold]
     pub(super) fn handshake_failed(&mut self, e: &io::Error, start_us: u64, now: u64) {
-        let reason = TlsFailure::of(e);
+        self.tls_failed(TlsFailure::of(e), Some(e), start_us, now);
+    }
+
+    /// A handshake failed for `reason` (over TCP or QUIC): counted (in the window), and said
+    /// with `--debug`, with `detail` (the error that told it) when there is one.
+    #[cold]
+    pub(super) fn tls_failed(
+        &mut self,
+        reason: TlsFailure,
+        detail: Option<&dyn fmt::Display>,
+        start_us: u64,
+        now: u64,
+    ) {
         if self.counts(start_us, now) {
             self.stats.tls_failures.add(reason);
         }
         if self.sh.config.debug {
-            eprintln!(
-                "flint: TLS handshake failed: {}: {} ({e})",
-                reason.name(),
-                reason.explain_for(&self.sh.config.tls)
-            );
+            let (name, why) = (reason.name(), reason.explain_for(&self.sh.config.tls));
+            match detail {
+                Some(d) => eprintln!("flint: TLS handshake failed: {name}: {why} ({d})"),
+                None => eprintln!("flint: TLS handshake failed: {name}: {why}"),
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 //! lingering close and the page state (`page.rs`) share them, so they sit below all of those.
 
 use super::redirects::{Hop, OWN};
-use super::NONE;
+use super::{ThreadState, NONE};
 use crate::stats::ErrorKind;
 use crate::Workload;
 
@@ -146,6 +146,15 @@ impl Exchange {
     #[inline]
     pub(super) fn url(&self, w: &Workload) -> usize {
         self.page.url(w, self.file)
+    }
+
+    /// Whether its request is a HEAD (its response has no body): its file's own, or the
+    /// redirect's it follows.
+    pub(super) fn is_head(&self, cx: &ThreadState<'_>) -> bool {
+        match self.learned {
+            OWN => cx.sh.requests.is_head(self.url(cx.sh.workload)),
+            learned => cx.redirects.is_head(learned),
+        }
     }
 
     /// The server reset this request's stream saying it was not processed (REFUSED_STREAM,

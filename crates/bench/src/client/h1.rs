@@ -297,14 +297,6 @@ impl H1 {
         self.ex.url(cx.sh.workload)
     }
 
-    /// Whether the request in flight is a HEAD (its response has no body).
-    fn is_head(&self, cx: &ThreadState<'_>) -> bool {
-        match self.ex.learned {
-            OWN => cx.sh.requests.is_head(self.url(cx)),
-            learned => cx.redirects.is_head(learned),
-        }
-    }
-
     /// Starts the page's file `ex.file`: its time begins now.
     fn start_file(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.ex.file_start_us = now;

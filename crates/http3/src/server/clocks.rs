@@ -38,7 +38,7 @@
 //!   stream, and so the connection, until the send timeout.
 //!
 //! Each connection keeps when its clocks started; nothing here runs per request but
-//! [`note_streams`] and [`update`] once a datagram, each a few comparisons (and, while
+//! [`note_stream`] (once a readable stream) and [`update`] once a datagram, each a few comparisons (and, while
 //! responses wait on acknowledgements, QUIC's count of acknowledged bytes, a sum over the
 //! connection's streams), the walk of the answered streams only once that count moved or at
 //! a deadline, and a body's clock noted at its head, moved by each read of it and dropped at
@@ -138,28 +138,24 @@ pub(super) fn body_ended(conn: &mut Conn, stream: u64) {
     conn.bodies.retain(|b| b.stream != stream);
 }
 
-/// Notes the request streams a datagram opened: each is to have its header block within the
-/// header timeout from now. One high-water mark says which are new: a stream at or above it
-/// opens every request stream below it too (RFC 9000 2.1), so those not seen yet are noted
-/// with it (a client may skip numbers, and `readable` gives a datagram's streams in no set
-/// order). QUIC's stream limit bounds how far above the mark a stream can be, so the gap
-/// noted is at most that many; a number never used is let go of at its header deadline.
-pub(super) fn note_streams(conn: &mut Conn, now: Instant) {
-    if conn.h3.is_none() {
+/// Notes the request streams a datagram opened, as its readable `stream` is met: each is to
+/// have its header block within the header timeout from now. One high-water mark says which
+/// are new: a stream at or above it opens every request stream below it too (RFC 9000 2.1),
+/// so those not seen yet are noted with it (a client may skip numbers, and `readable` gives a
+/// datagram's streams in no set order). QUIC's stream limit bounds how far above the mark a
+/// stream can be, so the gap noted is at most that many; a number never used is let go of at
+/// its header deadline.
+pub(super) fn note_stream(conn: &mut Conn, stream: u64, now: Instant) {
+    // Client-initiated bidirectional streams are the requests (RFC 9114 6.1).
+    if !stream.is_multiple_of(4) || stream < conn.next_stream {
         return;
     }
-    for stream in conn.quic.readable() {
-        // Client-initiated bidirectional streams are the requests (RFC 9114 6.1).
-        if stream % 4 != 0 || stream < conn.next_stream {
-            continue;
-        }
-        let mut s = conn.next_stream;
-        while s <= stream {
-            conn.heads.push(Head::new(s, now));
-            s += 4;
-        }
-        conn.next_stream = stream + 4;
+    let mut s = conn.next_stream;
+    while s <= stream {
+        conn.heads.push(Head::new(s, now));
+        s += 4;
     }
+    conn.next_stream = stream + 4;
 }
 
 /// Brings the keep-alive and send clocks up to date with what the connection holds now;

@@ -120,44 +120,45 @@ impl Budget {
     }
 }
 
-/// Charges the new bytes of each stream of `conn` still in its header block that a datagram
-/// brought, refusing (with `refuse`: STOP_SENDING and RESET_STREAM, `resets.rs`, handed in so
-/// that this file, which the deadlines' read, imports none of the files that read them) a
-/// stream whose bytes would pass the connection's share or the server's budget. Returns how
-/// many streams were refused.
-pub(super) fn note_bytes(conn: &mut Conn, budget: &Budget, refuse: impl Fn(&mut Conn, u64)) -> u64 {
-    if conn.heads.is_empty() {
-        return 0;
+/// What charging a stream's new bytes did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Charged {
+    /// Nothing new to charge, or the stream is past its header block.
+    Nothing,
+    /// Bytes charged: the server's count may have risen.
+    Added,
+    /// They would pass the connection's share or the server's budget: the caller refuses the
+    /// stream (STOP_SENDING and RESET_STREAM with H3_REQUEST_REJECTED), charging nothing.
+    Refused,
+}
+
+/// Charges the new bytes a datagram brought of `stream`, if it is still in its header block,
+/// unless they would pass the connection's share or the server's budget.
+pub(super) fn charge(conn: &mut Conn, stream: u64, budget: &Budget) -> Charged {
+    // `heads` is in stream order (noted as they open, removed in place).
+    let Ok(i) = conn.heads.binary_search_by_key(&stream, |h| h.stream) else {
+        return Charged::Nothing;
+    };
+    let head = conn.heads[i];
+    let readable = conn.quic.stream_readable_len(stream, budget.block as usize) as u64;
+    let new = readable.saturating_sub(u64::from(head.unread));
+    let new = new.min(budget.block.saturating_sub(u64::from(head.held)));
+    if new == 0 {
+        conn.heads[i].unread = readable as u32;
+        return Charged::Nothing;
     }
-    let mut refused = 0;
-    for stream in conn.quic.readable() {
-        // `heads` is in stream order (noted as they open, removed in place).
-        let Ok(i) = conn.heads.binary_search_by_key(&stream, |h| h.stream) else {
-            continue;
-        };
-        let head = conn.heads[i];
-        let readable = conn.quic.stream_readable_len(stream, budget.block as usize) as u64;
-        let new = readable.saturating_sub(u64::from(head.unread));
-        let new = new.min(budget.block.saturating_sub(u64::from(head.held)));
-        if new == 0 {
-            conn.heads[i].unread = readable as u32;
-            continue;
-        }
-        let held = head.held + new as u32;
-        let more = buffer(held) - buffer(head.held);
-        if conn.charge.held + more > budget.connection
-            || conn.charge.server.load(Relaxed) + more > budget.server
-        {
-            refuse(conn, stream);
-            refused += 1;
-            continue;
-        }
-        conn.charge.add(more);
-        let h = &mut conn.heads[i];
-        h.held = held;
-        h.unread = readable as u32;
+    let held = head.held + new as u32;
+    let more = buffer(held) - buffer(head.held);
+    if conn.charge.held + more > budget.connection
+        || conn.charge.server.load(Relaxed) + more > budget.server
+    {
+        return Charged::Refused;
     }
-    refused
+    conn.charge.add(more);
+    let h = &mut conn.heads[i];
+    h.held = held;
+    h.unread = readable as u32;
+    Charged::Added
 }
 
 /// What a block of `bytes` received takes of memory: HTTP/3's buffer grows by doubling as

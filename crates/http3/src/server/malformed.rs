@@ -66,11 +66,7 @@ pub(crate) fn malformed<'a>(fields: impl IntoIterator<Item = (&'a [u8], &'a [u8]
         // Only what makes HTTP/3 differ from the other protocols is checked here: a name
         // that is no token is `wire`'s to refuse (a 400), as for HTTP/1.1 and HTTP/2.
         match FieldName::of_lower(name) {
-            FieldName::Connection
-            | FieldName::KeepAlive
-            | FieldName::ProxyConnection
-            | FieldName::TransferEncoding
-            | FieldName::Upgrade => return true,
+            f if f.is_connection_specific() => return true,
             FieldName::Te if !value.eq_ignore_ascii_case(b"trailers") => return true,
             FieldName::Host => seen |= HOST,
             FieldName::Other if name.iter().any(u8::is_ascii_uppercase) => return true,

@@ -4,6 +4,7 @@
 
 use super::accept::address_key;
 use super::goaway::{goaway_done, write_goaway};
+use super::head_budget::{self, Charged};
 use super::resets::{reset_acknowledged, shut_stream};
 use super::stateless::version_to_negotiate;
 use super::{clocks, ConnId, RequestId, Server, ServerEvent, DATA_FRAME_HEADER};
@@ -129,14 +130,31 @@ impl Server {
                 }
             }
         }
-        clocks::note_streams(conn, now);
-        // What the header blocks under way hold, within the budget (`head_budget.rs`).
-        let refused = super::head_budget::note_bytes(conn, &self.config.head_budget, |c, id| {
-            let _ = shut_stream(c, id, crate::H3_REQUEST_REJECTED);
-        });
-        self.counts.header_budget_refused += refused;
-        let held = self.head_held.load(std::sync::atomic::Ordering::Relaxed);
-        self.counts.header_bytes_peak = self.counts.header_bytes_peak.max(held);
+        // The streams it opened, and what the header blocks under way hold, within the budget
+        // (`head_budget.rs`): one walk of its readable streams (quiche makes their list anew
+        // at each call).
+        let mut added = false;
+        if conn.h3.is_some() {
+            for stream in conn.quic.readable() {
+                clocks::note_stream(conn, stream, now);
+                match head_budget::charge(conn, stream, &self.config.head_budget) {
+                    Charged::Nothing => {}
+                    Charged::Added => added = true,
+                    Charged::Refused => {
+                        let _ = shut_stream(conn, stream, crate::H3_REQUEST_REJECTED);
+                        self.counts.header_budget_refused += 1;
+                    }
+                }
+            }
+        }
+        if added {
+            let held = self.header_bytes();
+            self.counts.header_bytes_peak = self.counts.header_bytes_peak.max(held);
+        }
+        // The connection again, once the server's count is read.
+        let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
+            return;
+        };
         // Streams being ended: our resets once the client's sides end, HTTP/3's state let go
         // once QUIC collects them (what this datagram acknowledged or reset).
         if !conn.ending.is_empty() {

@@ -35,7 +35,7 @@ impl H1 {
         buf: &mut [u8],
     ) -> Linger {
         let is_head = batch_is_head(
-            self.is_head(cx),
+            self.ex.is_head(cx),
             self.behind.as_deref(),
             self.batch_page(),
             cx,

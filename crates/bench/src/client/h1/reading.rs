@@ -37,7 +37,7 @@ impl H1 {
                 // completes; the request stays in flight for `at_end`, which only looks for
                 // where the server stopped.
                 if let (Ok(n), true) = (&res, self.busy()) {
-                    let first = self.is_head(cx);
+                    let first = self.ex.is_head(cx);
                     let is_head =
                         batch_is_head(first, self.behind.as_deref(), self.batch_page(), cx);
                     let body = (self.state == State::ReadingBody).then_some(&self.decoder);
@@ -98,7 +98,7 @@ impl H1 {
                         self.ex.first_byte_us = now;
                     }
                     let rest = &data[pos..];
-                    let head_request = self.is_head(cx);
+                    let head_request = self.ex.is_head(cx);
                     let h = match parse_response_head(rest, head_request) {
                         Ok(Some(h)) => h,
                         Ok(None) => return self.head.extend_from_slice(rest),

@@ -32,13 +32,9 @@ impl H3 {
                 if in_window {
                     let name = format!("{} ({alert})", http3::alert_name(alert));
                     Http3Stats::count(&mut h.handshake_alerts, &name);
-                    if let Some(reason) = reason {
-                        cx.stats.tls_failures.add(reason);
-                    }
                 }
-                if let (true, Some(reason)) = (cx.sh.config.debug, reason) {
-                    let why = reason.explain_for(tls);
-                    eprintln!("flint: TLS handshake failed: {}: {why}", reason.name());
+                if let Some(reason) = reason {
+                    cx.tls_failed(reason, None, now, now);
                 }
                 ErrorKind::H3Handshake
             }
@@ -309,7 +305,7 @@ const H3_FRAME_UNEXPECTED: u64 = 0x105;
 /// Why a QUIC handshake failed on TLS `alert`, by the reasons TLS over TCP counts: the
 /// verifier's refusal of the certificate when this side sent the alert (none with `insecure`,
 /// which refuses nothing), the server's alert when it sent one (40 handshake_failure and 70
-/// protocol_version: nothing in common, as `TlsFailure::of` reads them). None for an alert of
+/// protocol_version: nothing in common, `TlsFailure::of_alert`). None for an alert of
 /// this side's for another reason (no `h3` by ALPN): the `HTTP/3:` line names it.
 fn tls_failure(
     client: Option<&mut http3::Client>,
@@ -319,10 +315,7 @@ fn tls_failure(
 ) -> Option<TlsFailure> {
     use http3::CertificateRefusal as R;
     if by_peer {
-        return Some(match alert {
-            40 | 70 => TlsFailure::ProtocolVersion,
-            _ => TlsFailure::AlertFromServer,
-        });
+        return Some(TlsFailure::of_alert(alert));
     }
     if insecure {
         return None;

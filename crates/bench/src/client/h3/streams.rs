@@ -50,8 +50,6 @@ pub(super) struct Stream {
     /// The server rejected it (H3_REQUEST_REJECTED) after the run's end, read in the linger:
     /// never processed, so not sent rather than unfinished (`at_end`).
     pub rejected_late: bool,
-    /// Its request is a HEAD: the response's `content-length` announces no body.
-    head: bool,
     /// The body its final response has (RFC 9114 4.1.2: the `content-length`; none for a
     /// HEAD, a 204 or a 304), checked against the DATA that comes; `NONE`: not announced.
     length: u64,
@@ -70,7 +68,6 @@ impl InFlightSlot for Stream {
         app: None,
         own_body: false,
         rejected_late: false,
-        head: false,
         length: NONE,
         trailers: false,
     };
@@ -321,7 +318,7 @@ impl H3 {
         };
         // Checked above; building the request does not touch the connection.
         let client = self.client.as_mut().expect("submit: connection present");
-        let (res, body, own_body, head) = match &app {
+        let (res, body, own_body) = match &app {
             Some(kept) => {
                 let req = &self.request;
                 // The built body went with the stream (`build_app`). One that expanded to
@@ -329,7 +326,7 @@ impl H3 {
                 let body = &kept.request_body;
                 let has_body = req.has_body && !body.is_empty();
                 let res = send_fields(client, req.fields(), req.field_count(), !has_body);
-                (res, None, has_body, is_head(req.fields()))
+                (res, None, has_body)
             }
             None => {
                 // A redirect followed (`--redirect N`) sends its learned request, URL 0 of its
@@ -347,7 +344,7 @@ impl H3 {
                 if let (true, Ok(id)) = (cx.sh.config.debug, &res) {
                     super::debug::block(cx, *id, "request", h.fields(url), None);
                 }
-                (res, body, false, is_head(h.fields(url)))
+                (res, body, false)
             }
         };
         let id = match res {
@@ -395,7 +392,6 @@ impl H3 {
             app,
             own_body,
             rejected_late: false,
-            head,
             length: NONE,
             trailers: false,
         };
@@ -462,7 +458,7 @@ impl H3 {
                     if let Some(s) = self.flight.by_key(stream) {
                         s.ex.status = status;
                         // The body it announces, as HTTP/1.1 frames it (RFC 9110 6.4.1, 8.6).
-                        s.length = match s.head || status == 204 || status == 304 {
+                        s.length = match s.ex.is_head(cx) || status == 204 || status == 304 {
                             true => 0,
                             false => length.unwrap_or(NONE),
                         };
@@ -607,12 +603,8 @@ impl H3 {
     fn answered(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, mut s: Stream, now: u64) {
         self.processed = true;
         if s.ex.status == 0 {
-            self.spare.extend(s.app.take());
             // The stream ended with no response head: the server broke the protocol.
-            let bytes = s.ex.bytes();
-            ch.record_failure(cx, &s.ex, ErrorKind::H3Protocol, bytes, now);
-            self.file_done(cx, &s.ex, false, now);
-            return;
+            return self.stream_failed(ch, cx, s, ErrorKind::H3Protocol, now);
         }
         if s.length != NONE && s.ex.body_bytes < s.length {
             // Its DATA ended short of its `content-length`: malformed (RFC 9114 4.1.2), a
@@ -672,13 +664,6 @@ impl H3 {
 
 /// HTTP/3's code for a connection error no more specific code fits (RFC 9114 8.1).
 const H3_GENERAL_PROTOCOL_ERROR: u64 = 0x101;
-
-/// Whether a request's fields say HEAD (`:method` comes first: one field looked at).
-fn is_head<'a>(mut fields: impl Iterator<Item = http3::Field<'a>>) -> bool {
-    fields
-        .find(|(name, _)| *name == b":method")
-        .is_some_and(|(_, value)| value == b"HEAD")
-}
 
 /// Opens a stream with the `count` fields of `fields`, laid out on the stack (a request with
 /// more is sent from the heap); `end`: the request has no body.
