@@ -6,9 +6,8 @@
 //! whole, and a HEAD, a 204 and a 304 carry a `content-length` and no body.
 
 use crate::quiche_server::{data, headers, RawServer};
-use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
-use bench::{BenchConfig, HttpMode, RequestSpec, RunResult, Stop, Target, Workload};
+use bench::{RequestSpec, RunResult, Workload};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
@@ -23,20 +22,7 @@ const BOUND: Duration = Duration::from_secs(30);
 fn run(answer: Vec<u8>, method: &str) -> RunResult {
     let ca = TestCa::new("flint bench h3 body length test CA");
     let server = RawServer::start(&ca, answer);
-    let config = BenchConfig {
-        concurrency: 1,
-        threads: 1,
-        stop: Stop::Pages(PAGES),
-        http: HttpMode::Http3,
-        connect_timeout: Duration::from_secs(5),
-        response_timeout: Duration::from_secs(60),
-        fail_fast: false,
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
-    };
+    let config = server.bench_config(&ca, PAGES, Duration::from_secs(60));
     let spec = RequestSpec {
         method: Some(method.into()),
         ..RequestSpec::default()

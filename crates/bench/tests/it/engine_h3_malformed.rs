@@ -9,9 +9,8 @@
 //! answers like others.
 
 use crate::quiche_server::{data, headers, RawServer};
-use bench::config::TlsOptions;
 use bench::stats::{ErrorKind, Stats};
-use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
+use bench::Workload;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
@@ -26,20 +25,7 @@ const BOUND: Duration = Duration::from_secs(30);
 fn run(answer: Vec<u8>) -> (Stats, Vec<Option<(bool, u64)>>) {
     let ca = TestCa::new("flint bench h3 malformed test CA");
     let server = RawServer::start(&ca, answer);
-    let config = BenchConfig {
-        concurrency: 1,
-        threads: 1,
-        stop: Stop::Pages(PAGES),
-        http: HttpMode::Http3,
-        connect_timeout: Duration::from_secs(5),
-        response_timeout: Duration::from_secs(60),
-        fail_fast: false,
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
-    };
+    let config = server.bench_config(&ca, PAGES, Duration::from_secs(60));
     let workload = Workload::from_paths(&["/".to_string()]).unwrap();
     let started = Instant::now();
     let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();

@@ -5,9 +5,8 @@
 //! run fails each page once instead of spinning through streams on one connection.
 
 use crate::quiche_server::RawServer;
-use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
-use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
+use bench::Workload;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
@@ -19,20 +18,7 @@ fn each_connection_is_closed_over_a_stream_ended_without_a_head() {
     let ca = TestCa::new("flint bench QUIC-only test CA");
     let server = RawServer::start(&ca, Vec::new());
     let pages = 4;
-    let config = BenchConfig {
-        concurrency: 1,
-        threads: 1,
-        stop: Stop::Pages(pages),
-        http: HttpMode::Http3,
-        connect_timeout: Duration::from_secs(5),
-        response_timeout: Duration::from_secs(10),
-        fail_fast: false,
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
-    };
+    let config = server.bench_config(&ca, pages, Duration::from_secs(10));
     let workload = Workload::from_paths(&["/".to_string()]).unwrap();
     let started = Instant::now();
     let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();

@@ -86,6 +86,31 @@ pub struct RawServer {
 }
 
 impl RawServer {
+    /// One Webchild, one thread, `pages` pages over HTTP/3 to this server, trusting `ca`, no
+    /// fail-fast (each test counts every failure): what each raw-server test runs, with its
+    /// response timeout.
+    pub fn bench_config(
+        &self,
+        ca: &TestCa,
+        pages: u64,
+        response_timeout: Duration,
+    ) -> bench::BenchConfig {
+        bench::BenchConfig {
+            concurrency: 1,
+            threads: 1,
+            stop: bench::Stop::Pages(pages),
+            http: bench::HttpMode::Http3,
+            connect_timeout: Duration::from_secs(5),
+            response_timeout,
+            fail_fast: false,
+            tls: bench::config::TlsOptions {
+                cacert: Some(ca.pem.clone()),
+                ..bench::config::TlsOptions::default()
+            },
+            ..bench::BenchConfig::new(bench::Target::https(self.addr, "localhost"))
+        }
+    }
+
     /// Answers each request stream with `answer` and ends it.
     pub fn start(ca: &TestCa, answer: Vec<u8>) -> RawServer {
         let config = config(ca, 1 << 20);
