@@ -240,8 +240,12 @@ pub fn listens_only(pid: u32, port: u16) -> bool {
     let tree: HashSet<u32> = process_tree(pid).unwrap_or_default().into_iter().collect();
     // Every socket held by someone (an unreadable holder leaves its inode unaccounted for).
     let held: HashSet<u64> = holders.iter().flat_map(|p| socket_inodes(*p)).collect();
+    // A holder gone by the time the tree is read holds nothing now: a process forked from the
+    // tree holds its sockets until its exec closes them, and may have run and been reaped
+    // before the tree was read.
+    let gone = |p: &u32| matches!(stat(*p), Err(ProcError::Gone { .. }));
     !holders.is_empty()
-        && holders.iter().all(|p| tree.contains(p))
+        && holders.iter().all(|p| tree.contains(p) || gone(p))
         && inodes.iter().all(|i| held.contains(i))
 }
 
